@@ -1,0 +1,62 @@
+// Command connectd is a Benthos distribution with Kafka components modelled on
+// Apache Flink's Kafka connector.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/urfave/cli/v2"
+
+	_ "github.com/redpanda-data/benthos/v4/public/components/io"
+	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
+
+	"github.com/connectd/connectd/internal/devbroker"
+	_ "github.com/connectd/connectd/plugins/bundle"
+)
+
+// Set with -ldflags "-X main.Version=... -X main.DateBuilt=...".
+var (
+	Version   = "dev"
+	DateBuilt = "unknown"
+)
+
+const flagDevBroker = "dev-broker"
+
+func main() {
+	service.RunCLI(context.Background(),
+		service.CLIOptSetBinaryName("connectd"),
+		service.CLIOptSetProductName("connectd"),
+		service.CLIOptSetVersion(Version, DateBuilt),
+		service.CLIOptSetDocumentationURL("https://github.com/connectd/connectd"),
+		service.CLIOptCustomRunFlags([]cli.Flag{
+			&cli.StringFlag{
+				Name:    flagDevBroker,
+				EnvVars: []string{"CONNECTD_DEV_BROKER"},
+				Usage: "start an in-process DEVELOPMENT Kafka broker (franz-go kfake) on 127.0.0.1:PORT before running; " +
+					"data is in memory and lost on exit: not for production",
+			},
+		}, startDevBroker),
+	)
+}
+
+// startDevBroker runs when the run-style subcommands parse their flags. The
+// broker lives as long as the process.
+func startDevBroker(c *cli.Context) error {
+	addr := c.String(flagDevBroker)
+	if addr == "" {
+		return nil
+	}
+	port, err := devbroker.ParseAddr(addr)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flagDevBroker, err)
+	}
+	b, err := devbroker.Start(devbroker.Config{Port: port, Partitions: 4})
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flagDevBroker, err)
+	}
+	fmt.Fprintf(os.Stderr, "connectd: development broker (not for production) listening on %v\n", b.Addrs())
+	return nil
+}

@@ -1,0 +1,213 @@
+package kafkaconn
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// Mechanism is a SASL mechanism.
+type Mechanism string
+
+// SASL holds parsed SASL settings. The zero value means no authentication.
+type SASL struct {
+	Mechanism  Mechanism
+	Username   string
+	Password   string
+	Token      string
+	Extensions map[string]string
+}
+
+// Config is the typed form of the connection fields.
+type Config struct {
+	SeedBrokers     []string
+	ClientID        string
+	TLS             *tls.Config // nil: plaintext
+	SASL            SASL
+	MetadataMaxAge  time.Duration
+	RequestTimeout  time.Duration
+	ConnIdleTimeout time.Duration
+}
+
+// FromParsed reads the connection fields of a component's parsed config.
+func FromParsed(conf *service.ParsedConfig) (Config, error) {
+	var c Config
+	brokers, err := conf.FieldStringList(FieldSeedBrokers)
+	if err != nil {
+		return c, err
+	}
+	for _, b := range brokers {
+		for _, addr := range strings.Split(b, ",") {
+			if addr = strings.TrimSpace(addr); addr != "" {
+				c.SeedBrokers = append(c.SeedBrokers, addr)
+			}
+		}
+	}
+	if c.ClientID, err = conf.FieldString(FieldClientID); err != nil {
+		return c, err
+	}
+	tlsConf, tlsOn, err := conf.FieldTLSToggled(FieldTLS)
+	if err != nil {
+		return c, err
+	}
+	if tlsOn {
+		c.TLS = tlsConf
+	}
+	if conf.Contains(FieldSASL) {
+		sc := conf.Namespace(FieldSASL)
+		mech, err := sc.FieldString(FieldSASLMechanism)
+		if err != nil {
+			return c, err
+		}
+		c.SASL.Mechanism = Mechanism(mech)
+		if c.SASL.Username, err = sc.FieldString(FieldSASLUsername); err != nil {
+			return c, err
+		}
+		if c.SASL.Password, err = sc.FieldString(FieldSASLPassword); err != nil {
+			return c, err
+		}
+		if c.SASL.Token, err = sc.FieldString(FieldSASLToken); err != nil {
+			return c, err
+		}
+		if sc.Contains(FieldSASLExtensions) {
+			if c.SASL.Extensions, err = sc.FieldStringMap(FieldSASLExtensions); err != nil {
+				return c, err
+			}
+		}
+	}
+	if c.MetadataMaxAge, err = conf.FieldDuration(FieldMetadataMaxAge); err != nil {
+		return c, err
+	}
+	if c.RequestTimeout, err = conf.FieldDuration(FieldRequestTimeout); err != nil {
+		return c, err
+	}
+	if c.ConnIdleTimeout, err = conf.FieldDuration(FieldConnIdleTimeout); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate collects every problem with the connection settings.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.SeedBrokers) == 0 {
+		errs = append(errs, fmt.Errorf("field %s: at least one broker address is required", FieldSeedBrokers))
+	}
+	for _, b := range c.SeedBrokers {
+		if !strings.Contains(b, ":") {
+			errs = append(errs, fmt.Errorf("field %s: address %q has no port (want host:port)", FieldSeedBrokers, b))
+		}
+	}
+	switch c.SASL.Mechanism {
+	case "", MechanismNone:
+	case MechanismPlain, MechanismScramSHA256, MechanismScramSHA512:
+		if c.SASL.Username == "" {
+			errs = append(errs, fmt.Errorf("field %s.%s: required for mechanism %s", FieldSASL, FieldSASLUsername, c.SASL.Mechanism))
+		}
+	case MechanismOAuthBearer:
+		if c.SASL.Token == "" {
+			errs = append(errs, fmt.Errorf("field %s.%s: required for mechanism %s", FieldSASL, FieldSASLToken, c.SASL.Mechanism))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("field %s.%s: unknown mechanism %q (want one of %s, %s, %s, %s, %s)",
+			FieldSASL, FieldSASLMechanism, c.SASL.Mechanism, MechanismNone, MechanismPlain, MechanismScramSHA256, MechanismScramSHA512, MechanismOAuthBearer))
+	}
+	if c.MetadataMaxAge <= 0 {
+		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldMetadataMaxAge, c.MetadataMaxAge))
+	}
+	if c.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldRequestTimeout, c.RequestTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// saslMechanism returns the franz-go mechanism, or nil for none.
+func (s SASL) saslMechanism() sasl.Mechanism {
+	switch s.Mechanism {
+	case MechanismPlain:
+		return plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()
+	case MechanismScramSHA256:
+		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism()
+	case MechanismScramSHA512:
+		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism()
+	case MechanismOAuthBearer:
+		return oauth.Auth{Token: s.Token, Extensions: s.Extensions}.AsMechanism()
+	}
+	return nil
+}
+
+// Opts turns the settings into client options. Component-specific options are
+// appended by the caller.
+func (c Config) Opts() []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(c.SeedBrokers...),
+		kgo.MetadataMaxAge(c.MetadataMaxAge),
+		kgo.RequestTimeoutOverhead(c.RequestTimeout),
+	}
+	if c.ClientID != "" {
+		opts = append(opts, kgo.ClientID(c.ClientID))
+	}
+	if c.ConnIdleTimeout > 0 {
+		opts = append(opts, kgo.ConnIdleTimeout(c.ConnIdleTimeout))
+	}
+	if c.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(c.TLS.Clone()))
+	}
+	if m := c.SASL.saslMechanism(); m != nil {
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts
+}
+
+// Connect creates a client with the connection options plus extra, and checks
+// that a broker answers and accepts the credentials before returning it. An
+// authentication failure is returned once, naming the mechanism and user
+// (never the password); the caller's reconnect loop (Benthos backs off
+// exponentially between Connect attempts) spaces out retries.
+func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, error) {
+	cl, err := kgo.NewClient(append(c.Opts(), extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("creating kafka client for %v: %w", c.SeedBrokers, err)
+	}
+	if err := cl.Ping(ctx); err != nil {
+		cl.Close()
+		return nil, c.describeConnectError(err)
+	}
+	return cl, nil
+}
+
+// IsAuthError reports whether err is a SASL authentication failure.
+func IsAuthError(err error) bool {
+	return errors.Is(err, kerr.SaslAuthenticationFailed) ||
+		errors.Is(err, kerr.IllegalSaslState) ||
+		errors.Is(err, kerr.UnsupportedSaslMechanism)
+}
+
+func (c Config) describeConnectError(err error) error {
+	if c.SASL.Mechanism == "" || c.SASL.Mechanism == MechanismNone {
+		return fmt.Errorf("connecting to kafka at %v: %w", c.SeedBrokers, err)
+	}
+	who := c.SASL.Username
+	if c.SASL.Mechanism == MechanismOAuthBearer {
+		who = "(bearer token)"
+	}
+	if IsAuthError(err) {
+		return fmt.Errorf("kafka SASL authentication failed for mechanism %s, user %q at %v: %w",
+			c.SASL.Mechanism, who, c.SeedBrokers, err)
+	}
+	// Some brokers (and kfake) drop the connection instead of answering a
+	// failed authentication, so name the credentials in every failure.
+	return fmt.Errorf("connecting to kafka at %v with SASL mechanism %s, user %q: %w",
+		c.SeedBrokers, c.SASL.Mechanism, who, err)
+}

@@ -1,0 +1,7 @@
+// Package bundle imports every connectd plugin for its registration side
+// effect. Import it blank to get the whole connectd component set.
+package bundle
+
+import (
+	_ "github.com/connectd/connectd/plugins/metrics/prometheus"
+)

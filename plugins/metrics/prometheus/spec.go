@@ -1,0 +1,86 @@
+// Package prometheus registers the `prometheus` metrics exporter: Benthos
+// metrics as Prometheus collectors (client_golang), served at `/metrics` on
+// the Benthos HTTP server and optionally pushed to a Pushgateway. Registering
+// it under the name `prometheus` makes it connectd's default metrics type.
+package prometheus
+
+import (
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+const (
+	fieldUseHistogramTiming = "use_histogram_timing"
+	fieldHistogramBuckets   = "histogram_buckets"
+	fieldSummaryObjectives  = "summary_quantiles_objectives"
+	fieldQuantile           = "quantile"
+	fieldError              = "error"
+	fieldAddProcessMetrics  = "add_process_metrics"
+	fieldAddGoMetrics       = "add_go_metrics"
+	fieldPushURL            = "push_url"
+	fieldPushInterval       = "push_interval"
+	fieldPushJobName        = "push_job_name"
+)
+
+// Spec is the config spec of the exporter.
+func Spec() *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Stable().
+		Summary("Host endpoints (`/metrics` and `/stats`) for Prometheus scraping.").
+		Description(`The default metrics exporter of connectd. Metrics are served on the Benthos HTTP server (`+"`http.address`"+`, default `+"`0.0.0.0:4195`"+`) at `+"`/metrics`"+` in the Prometheus text format.
+
+Metric names are the Benthos names (`+"`input_received`"+`, `+"`output_latency_ns`"+`, ...) with characters that Prometheus does not allow replaced by `+"`_`"+`; labels are the Benthos labels (`+"`label`"+`, `+"`path`"+`, and those a component adds such as `+"`topic`"+`). This is the counterpart of Flink's metric reporters (`+"`metrics.reporter.prom.*`"+`).`).
+		Fields(
+			service.NewBoolField(fieldUseHistogramTiming).
+				Description("Record timing metrics as histograms (seconds) instead of summaries (nanoseconds, as the `_ns` names say). Default `false`.").
+				Default(false).
+				Advanced(),
+			service.NewFloatListField(fieldHistogramBuckets).
+				Description("Bucket upper bounds, in seconds, of timing histograms. Only with `use_histogram_timing`. Default empty: the client_golang default buckets (5ms to 10s).").
+				Default([]any{}).
+				Advanced(),
+			service.NewObjectListField(fieldSummaryObjectives,
+				service.NewFloatField(fieldQuantile).Description("Quantile, between 0 and 1."),
+				service.NewFloatField(fieldError).Description("Allowed absolute error of the quantile."),
+			).
+				Description("Quantiles and their errors for timing summaries. Default: 0.5, 0.9 and 0.99.").
+				Default([]any{
+					map[string]any{fieldQuantile: 0.5, fieldError: 0.05},
+					map[string]any{fieldQuantile: 0.9, fieldError: 0.01},
+					map[string]any{fieldQuantile: 0.99, fieldError: 0.001},
+				}).
+				Advanced(),
+			service.NewBoolField(fieldAddProcessMetrics).
+				Description("Also export process metrics (CPU, RSS, open files) as `process_*`. Default `false`.").
+				Default(false).
+				Advanced(),
+			service.NewBoolField(fieldAddGoMetrics).
+				Description("Also export Go runtime metrics as `go_*`. Default `false`.").
+				Default(false).
+				Advanced(),
+			service.NewStringField(fieldPushURL).
+				Description("Prometheus Pushgateway URL to push metrics to every `push_interval`, as well as serving `/metrics`. Default empty: no push.").
+				Default("").
+				Advanced(),
+			service.NewDurationField(fieldPushInterval).
+				Description("Period between pushes to `push_url` (Go duration). Default `10s`.").
+				Default("10s").
+				Advanced(),
+			service.NewStringField(fieldPushJobName).
+				Description("Job name of pushed metrics. Default `connectd`.").
+				Default("connectd").
+				Advanced(),
+		)
+}
+
+func init() {
+	err := service.RegisterMetricsExporter("prometheus", Spec(), func(conf *service.ParsedConfig, log *service.Logger) (service.MetricsExporter, error) {
+		c, err := configFromParsed(conf)
+		if err != nil {
+			return nil, err
+		}
+		return newExporter(c, log)
+	})
+	if err != nil {
+		panic(err)
+	}
+}
