@@ -38,12 +38,12 @@ const (
 func Fields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewStringListField(FieldSeedBrokers).
-			Description("Kafka bootstrap addresses as `host:port`. An entry may hold several addresses separated by commas. "+
+			Description("Kafka bootstrap addresses as `host:port`. An entry may hold several addresses separated by commas. " +
 				"No default: at least one address is required. Flink option: `properties.bootstrap.servers`.").
 			Example([]string{"localhost:9092"}).
 			Example([]string{"broker-1:9092,broker-2:9092"}),
 		service.NewStringField(FieldClientID).
-			Description("Client id sent with every request, visible in broker logs and quotas. Default `connectd`. "+
+			Description("Client id sent with every request, visible in broker logs and quotas. Default `connectd`. " +
 				"Flink option: `properties.client.id` (Flink derives it from `client.id.prefix`).").
 			Default("connectd").
 			Advanced(),
@@ -73,17 +73,17 @@ func Fields() []*service.ConfigField {
 			Description("SASL authentication. Flink option: `properties.security.protocol=SASL_PLAINTEXT|SASL_SSL` with `properties.sasl.*`.").
 			Optional(),
 		service.NewDurationField(FieldMetadataMaxAge).
-			Description("Maximum age of cached cluster metadata before it is refreshed (Go duration). Default `5m`. "+
+			Description("Maximum age of cached cluster metadata before it is refreshed (Go duration). Default `5m`. " +
 				"Flink option: `properties.metadata.max.age.ms`.").
 			Default("5m").
 			Advanced(),
 		service.NewDurationField(FieldRequestTimeout).
-			Description("Time added to a request's own timeout before the client gives up on it (Go duration). Default `10s`. "+
+			Description("Time added to a request's own timeout before the client gives up on it (Go duration). Default `10s`. " +
 				"Flink option: `properties.request.timeout.ms`.").
 			Default("10s").
 			Advanced(),
 		service.NewDurationField(FieldConnIdleTimeout).
-			Description("Idle time after which a broker connection is closed (Go duration). Default `20s`. "+
+			Description("Idle time after which a broker connection is closed (Go duration). Default `20s`. " +
 				"Flink option: `properties.connections.max.idle.ms`.").
 			Default("20s").
 			Advanced(),

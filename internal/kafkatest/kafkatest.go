@@ -1,0 +1,220 @@
+// Package kafkatest holds helpers for tests that run against the real Apache
+// Kafka broker started by scripts/kafka.sh.
+//
+// Start the broker and export its addresses once per shell:
+//
+//	scripts/kafka.sh up
+//	eval "$(scripts/kafka.sh env)"
+//
+// Without those variables the helpers skip the test, unless
+// CONNECTD_REQUIRE_KAFKA=1 is set (as in CI), in which case they fail it.
+package kafkatest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Environment variables printed by `scripts/kafka.sh env`.
+const (
+	envBrokers      = "CONNECTD_KAFKA_BROKERS"
+	envSASLBrokers  = "CONNECTD_KAFKA_SASL_BROKERS"
+	envSASLUser     = "CONNECTD_KAFKA_SASL_USER"
+	envSASLPassword = "CONNECTD_KAFKA_SASL_PASSWORD"
+	// envRequire set to 1 turns every skip of this package into a failure.
+	envRequire = "CONNECTD_REQUIRE_KAFKA"
+)
+
+// topicReadyTimeout bounds how long NewTopic waits for leaders.
+const topicReadyTimeout = 60 * time.Second
+
+// unavailable skips the test, or fails it when CONNECTD_REQUIRE_KAFKA=1.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(envRequire) == "1" {
+		t.Fatalf("%s (%s=1, so this is a failure)", msg, envRequire)
+	}
+	t.Skip(msg)
+}
+
+func requireEnv(t testing.TB, name string) string {
+	t.Helper()
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		unavailable(t, "real Kafka test: %s is not set; run `scripts/kafka.sh up && eval \"$(scripts/kafka.sh env)\"`", name)
+	}
+	return v
+}
+
+// Broker returns the PLAINTEXT bootstrap address from CONNECTD_KAFKA_BROKERS.
+// If unset: t.Skip with a message saying to run `scripts/kafka.sh up`, unless
+// CONNECTD_REQUIRE_KAFKA=1 in which case t.Fatal.
+func Broker(t testing.TB) string {
+	t.Helper()
+	return requireEnv(t, envBrokers)
+}
+
+// SASL returns the SASL_PLAINTEXT address, user and password (same skip/fail
+// rule). The listener accepts PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 for this
+// user.
+func SASL(t testing.TB) (addr, user, password string) {
+	t.Helper()
+	addr = requireEnv(t, envSASLBrokers)
+	user = requireEnv(t, envSASLUser)
+	password = requireEnv(t, envSASLPassword)
+	return addr, user, password
+}
+
+// Kcat returns the path of the kcat binary (same skip/fail rule if not on
+// PATH). `scripts/kafka.sh deps` installs it.
+func Kcat(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"kcat", "kafkacat"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	unavailable(t, "kcat is not on PATH; run `scripts/kafka.sh deps` (apt-get install -y kcat)")
+	return ""
+}
+
+// seeds splits a comma-separated bootstrap list as printed by scripts/kafka.sh.
+func seeds(brokers string) []string {
+	var out []string
+	for _, b := range strings.Split(brokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// NewTopic creates a topic with a unique name (prefix + random suffix) and the
+// given partitions (replication 1) via kadm on brokers, waits until its
+// metadata shows all partitions with leaders, registers t.Cleanup to delete it,
+// and returns the name.
+func NewTopic(t testing.TB, brokers string, prefix string, partitions int) string {
+	t.Helper()
+	if partitions < 1 {
+		t.Fatalf("kafkatest.NewTopic: partitions must be >= 1, got %d", partitions)
+	}
+	name := topicName(prefix)
+
+	adm, closeAdm := newAdmin(t, brokers)
+	defer closeAdm()
+
+	ctx, cancel := context.WithTimeout(context.Background(), topicReadyTimeout)
+	defer cancel()
+
+	resp, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("kafkatest.NewTopic: create topic %q with %d partitions on %s: %v", name, partitions, brokers, err)
+	}
+	t.Cleanup(func() { deleteTopic(t, brokers, name) })
+
+	var last string
+	for {
+		ready, why := topicReady(ctx, adm, name, partitions)
+		if ready {
+			return name
+		}
+		last = why
+		select {
+		case <-ctx.Done():
+			t.Fatalf("kafkatest.NewTopic: topic %q not ready after %s: %s", name, topicReadyTimeout, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func newAdmin(t testing.TB, brokers string) (*kadm.Client, func()) {
+	t.Helper()
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(seeds(brokers)...),
+		kgo.DialTimeout(5*time.Second),
+		kgo.RequestRetries(5),
+	)
+	if err != nil {
+		t.Fatalf("kafkatest: new client for %s: %v", brokers, err)
+	}
+	return kadm.NewClient(cl), cl.Close
+}
+
+// topicReady reports whether every partition of topic has a leader.
+func topicReady(ctx context.Context, adm *kadm.Client, topic string, partitions int) (bool, string) {
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return false, err.Error()
+	}
+	td, ok := md.Topics[topic]
+	if !ok {
+		return false, "topic missing from metadata"
+	}
+	if td.Err != nil {
+		return false, td.Err.Error()
+	}
+	if len(td.Partitions) != partitions {
+		return false, fmt.Sprintf("%d of %d partitions in metadata", len(td.Partitions), partitions)
+	}
+	for _, p := range td.Partitions {
+		if p.Err != nil {
+			return false, fmt.Sprintf("partition %d: %v", p.Partition, p.Err)
+		}
+		if p.Leader < 0 {
+			return false, fmt.Sprintf("partition %d has no leader", p.Partition)
+		}
+	}
+	return true, ""
+}
+
+func deleteTopic(t testing.TB, brokers, topic string) {
+	t.Helper()
+	adm, closeAdm := newAdmin(t, brokers)
+	defer closeAdm()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := adm.DeleteTopic(ctx, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Logf("kafkatest: delete topic %q: %v", topic, err)
+	}
+}
+
+// topicName returns prefix + "-" + a random suffix, with characters Kafka does
+// not allow in topic names replaced by '_' (so t.Name() is a fine prefix).
+func topicName(prefix string) string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, prefix)
+	if clean == "" {
+		clean = "kafkatest"
+	}
+	if len(clean) > 200 {
+		clean = clean[:200]
+	}
+	return clean + "-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,360 @@
+#!/usr/bin/env bash
+# Real Apache Kafka test bed for connectd: a single-node KRaft broker on loopback.
+#
+#   scripts/kafka.sh up       fetch jars (cached), format storage, start broker, wait, print env
+#   scripts/kafka.sh down     stop the broker (SIGTERM, then SIGKILL) and remove the data dir
+#   scripts/kafka.sh status   exit 0 if the broker is running and answers
+#   scripts/kafka.sh env      print `export CONNECTD_KAFKA_...=` lines (use: eval "$(scripts/kafka.sh env)")
+#   scripts/kafka.sh deps     install kcat (and maven) via apt-get when missing
+#   scripts/kafka.sh jars     only fetch the broker jars into the cache
+#   scripts/kafka.sh logs     tail the broker log
+#
+# Listeners (all on 127.0.0.1):
+#   19092 PLAINTEXT
+#   19093 SASL_PLAINTEXT: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; user connectd / connectd-secret
+#         (SCRAM users are created at format time with --add-scram)
+#   19094 CONTROLLER (KRaft)
+#
+# Environment knobs:
+#   CONNECTD_KAFKA_VERSION   Apache Kafka version from Maven Central (default below)
+#   CONNECTD_KAFKA_CACHE     jar cache dir (default ~/.cache/connectd/kafka-<version>)
+#   CONNECTD_KAFKA_DATA      data dir: storage, config, pid, log (default /tmp/connectd-kafka)
+#   CONNECTD_KAFKA_HEAP      JVM heap options (default "-Xms256m -Xmx512m")
+#   CONNECTD_KAFKA_START_TIMEOUT  seconds to wait for the broker (default 90)
+#
+# `up` on a broker that is not running always starts a fresh, empty cluster.
+set -euo pipefail
+
+KAFKA_VERSION="${CONNECTD_KAFKA_VERSION:-4.1.2}"
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+POM="$SCRIPT_DIR/kafka-pom.xml"
+CACHE="${CONNECTD_KAFKA_CACHE:-${HOME:-/root}/.cache/connectd/kafka-$KAFKA_VERSION}"
+LIBS="$CACHE/libs"
+DATA="${CONNECTD_KAFKA_DATA:-/tmp/connectd-kafka}"
+HEAP="${CONNECTD_KAFKA_HEAP:--Xms256m -Xmx512m}"
+START_TIMEOUT="${CONNECTD_KAFKA_START_TIMEOUT:-90}"
+
+HOST=127.0.0.1
+PORT_PLAIN=19092
+PORT_SASL=19093
+PORT_CONTROLLER=19094
+SASL_USER=connectd
+SASL_PASSWORD=connectd-secret
+
+PIDFILE="$DATA/kafka.pid"
+LOGFILE="$DATA/kafka.log"
+CONFIG="$DATA/server.properties"
+LOG4J="$DATA/log4j2.properties"
+LOCKFILE="${DATA%/}.lock"
+
+log() { echo "kafka.sh: $*" >&2; }
+die() { echo "kafka.sh: ERROR: $*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- deps
+
+apt_install() {
+  # apt_install PKG... : install Debian packages (root only), running apt-get update once.
+  if [ "$(id -u)" != 0 ]; then
+    die "need '$*' but not root; install it with: sudo apt-get install -y $*"
+  fi
+  command -v apt-get >/dev/null || die "need '$*' and apt-get is not available"
+  log "installing $* with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2 || die "apt-get update failed"
+  apt-get install -y -qq --no-install-recommends "$@" >&2 || die "apt-get install $* failed"
+}
+
+cmd_deps() {
+  local need=()
+  command -v kcat >/dev/null || need+=(kcat)
+  command -v mvn >/dev/null || [ -f "$LIBS/.complete" ] || need+=(maven)
+  if [ "${#need[@]}" -gt 0 ]; then apt_install "${need[@]}"; fi
+  command -v java >/dev/null || die "java not found (Java 17+ is required to run the broker)"
+}
+
+# ---------------------------------------------------------------- jars
+
+cmd_jars() {
+  if [ -f "$LIBS/.complete" ] && [ "$(cat "$LIBS/.complete")" = "$KAFKA_VERSION" ]; then
+    return 0
+  fi
+  command -v mvn >/dev/null || die "mvn not found; run: scripts/kafka.sh deps"
+  log "fetching Apache Kafka $KAFKA_VERSION jars from Maven Central into $LIBS"
+  mkdir -p "$CACHE"
+  local tmp="$CACHE/libs.tmp.$$"
+  rm -rf "$tmp"
+  if ! mvn -B -q -Dstyle.color=never -f "$POM" -Dkafka.version="$KAFKA_VERSION" \
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" >&2; then
+    rm -rf "$tmp"
+    die "maven could not fetch org.apache.kafka:kafka_2.13:$KAFKA_VERSION (see output above)"
+  fi
+  ls "$tmp"/kafka_2.13-"$KAFKA_VERSION".jar >/dev/null 2>&1 || { rm -rf "$tmp"; die "kafka_2.13-$KAFKA_VERSION.jar missing after maven run"; }
+  echo "$KAFKA_VERSION" >"$tmp/.complete"
+  rm -rf "$LIBS"
+  mv "$tmp" "$LIBS"
+}
+
+# ---------------------------------------------------------------- process helpers
+
+# our_pid prints the broker pid if the pid file names a live java process running
+# kafka.Kafka with our config (guards against stale pid files and pid reuse).
+our_pid() {
+  [ -f "$PIDFILE" ] || return 1
+  local pid
+  pid="$(cat "$PIDFILE" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [ -r "/proc/$pid/cmdline" ] || return 1
+  local cmdline
+  cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+  case "$cmdline" in
+    *kafka.Kafka*"$CONFIG"*) echo "$pid" ;;
+    *) return 1 ;;
+  esac
+}
+
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# kcat_check [sasl]: a metadata request answered by the broker (needs kcat).
+# The SASL check uses PLAIN: Debian's kcat links librdkafka 2.0.2, whose SCRAM client
+# is rejected by Kafka 4.x brokers (nonce bug, fixed in librdkafka 2.6.1). SCRAM is
+# checked with franz-go in internal/kafkatest instead.
+kcat_check() {
+  if [ "${1:-}" = sasl ]; then
+    timeout 15 kcat -b "$HOST:$PORT_SASL" -m 10 \
+      -X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN \
+      -X sasl.username="$SASL_USER" -X sasl.password="$SASL_PASSWORD" -L >/dev/null 2>&1
+  else
+    timeout 15 kcat -b "$HOST:$PORT_PLAIN" -m 10 -L >/dev/null 2>&1
+  fi
+}
+
+healthy() {
+  our_pid >/dev/null || return 1
+  port_open "$PORT_PLAIN" || return 1
+  port_open "$PORT_SASL" || return 1
+  if command -v kcat >/dev/null; then kcat_check || return 1; fi
+  return 0
+}
+
+# ---------------------------------------------------------------- config
+
+write_config() {
+  mkdir -p "$DATA/kraft"
+  cat >"$CONFIG" <<EOF
+# Written by scripts/kafka.sh: single-node KRaft broker+controller for connectd tests.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$PORT_CONTROLLER
+controller.listener.names=CONTROLLER
+listeners=PLAINTEXT://$HOST:$PORT_PLAIN,SASL_PLAINTEXT://$HOST:$PORT_SASL,CONTROLLER://$HOST:$PORT_CONTROLLER
+advertised.listeners=PLAINTEXT://$HOST:$PORT_PLAIN,SASL_PLAINTEXT://$HOST:$PORT_SASL
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$DATA/kraft
+
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="$SASL_USER" password="$SASL_PASSWORD" user_$SASL_USER="$SASL_PASSWORD";
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+
+# One node: every internal topic has replication 1 so groups and transactions work.
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=10
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+default.replication.factor=1
+min.insync.replicas=1
+num.partitions=1
+auto.create.topics.enable=true
+delete.topic.enable=true
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=4
+log.retention.check.interval.ms=300000
+EOF
+  cat >"$LOG4J" <<'EOF'
+status = warn
+name = connectd-kafka
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = info
+rootLogger.appenderRef.out.ref = out
+logger.request.name = kafka.request.logger
+logger.request.level = warn
+logger.zk.name = org.apache.zookeeper
+logger.zk.level = warn
+logger.authorizer.name = kafka.authorizer.logger
+logger.authorizer.level = warn
+EOF
+}
+
+java_run() {
+  # java_run MAINCLASS ARGS... (in the foreground, logging to the console config)
+  local main="$1"
+  shift
+  # shellcheck disable=SC2086
+  java $HEAP -Dlog4j2.configurationFile="$LOG4J" -cp "$LIBS/*" "$main" "$@"
+}
+
+format_storage() {
+  local cid
+  cid="$(java -cp "$LIBS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n1)"
+  [[ "$cid" =~ ^[A-Za-z0-9_-]{22}$ ]] || die "could not generate a cluster id (got '$cid')"
+  log "formatting KRaft storage in $DATA/kraft (cluster id $cid)"
+  java -Dlog4j2.configurationFile="$LOG4J" -cp "$LIBS/*" kafka.tools.StorageTool format \
+    --config "$CONFIG" --cluster-id "$cid" \
+    --add-scram "SCRAM-SHA-256=[name=$SASL_USER,password=$SASL_PASSWORD]" \
+    --add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$SASL_PASSWORD]" \
+    >"$DATA/format.log" 2>&1 || { cat "$DATA/format.log" >&2; die "storage format failed"; }
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_env() {
+  cat <<EOF
+export CONNECTD_KAFKA_BROKERS=$HOST:$PORT_PLAIN
+export CONNECTD_KAFKA_SASL_BROKERS=$HOST:$PORT_SASL
+export CONNECTD_KAFKA_SASL_USER=$SASL_USER
+export CONNECTD_KAFKA_SASL_PASSWORD=$SASL_PASSWORD
+EOF
+}
+
+stop_broker() {
+  local pid
+  if pid="$(our_pid)"; then
+    log "stopping broker (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    local i
+    for ((i = 0; i < 300; i++)); do # 30 s
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "broker did not stop in 30s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      for ((i = 0; i < 100; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+      done
+    fi
+  fi
+  rm -f "$PIDFILE"
+}
+
+cmd_down() {
+  exec 9>"$LOCKFILE"
+  flock 9
+  stop_broker
+  rm -rf "$DATA"
+  log "broker down, $DATA removed"
+}
+
+cmd_status() {
+  local pid
+  if pid="$(our_pid)" && healthy; then
+    echo "kafka $KAFKA_VERSION running (pid $pid), PLAINTEXT $HOST:$PORT_PLAIN, SASL_PLAINTEXT $HOST:$PORT_SASL, data $DATA"
+    return 0
+  fi
+  if pid="$(our_pid)"; then
+    echo "kafka broker process $pid exists but does not answer yet (log: $LOGFILE)"
+    return 1
+  fi
+  echo "kafka broker not running"
+  return 1
+}
+
+fail_start() {
+  echo "kafka.sh: ERROR: $1" >&2
+  if [ -f "$LOGFILE" ]; then
+    echo "---- last 60 lines of $LOGFILE ----" >&2
+    tail -n 60 "$LOGFILE" >&2 || true
+    echo "----" >&2
+  fi
+  stop_broker
+  exit 1
+}
+
+cmd_up() {
+  cmd_deps
+  exec 9>"$LOCKFILE"
+  flock 9
+  if healthy; then
+    log "broker already running (pid $(our_pid))"
+    cmd_env
+    return 0
+  fi
+  cmd_jars
+
+  # Not running (or not answering): start a fresh cluster.
+  stop_broker
+  local p
+  for p in "$PORT_PLAIN" "$PORT_SASL" "$PORT_CONTROLLER"; do
+    if port_open "$p"; then
+      die "port $HOST:$p is already in use by another process (another broker? check: ss -ltnp | grep $p)"
+    fi
+  done
+  rm -rf "$DATA"
+  mkdir -p "$DATA"
+  write_config
+  format_storage
+
+  log "starting Apache Kafka $KAFKA_VERSION (log: $LOGFILE)"
+  local t0=$SECONDS
+  local detach=()
+  command -v setsid >/dev/null && detach=(setsid)
+  # shellcheck disable=SC2086
+  nohup "${detach[@]}" java $HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$LOG4J" -Dkafka.logs.dir="$DATA" \
+    -cp "$LIBS/*" kafka.Kafka "$CONFIG" </dev/null >"$LOGFILE" 2>&1 9>&- &
+  echo $! >"$PIDFILE"
+
+  local pid
+  pid="$(cat "$PIDFILE")"
+  while :; do
+    kill -0 "$pid" 2>/dev/null || fail_start "broker process exited during startup"
+    if grep -q "Kafka Server started" "$LOGFILE" 2>/dev/null && port_open "$PORT_PLAIN" && port_open "$PORT_SASL"; then
+      break
+    fi
+    ((SECONDS - t0 < START_TIMEOUT)) || fail_start "broker did not start within ${START_TIMEOUT}s"
+    sleep 0.5
+  done
+  if command -v kcat >/dev/null; then
+    kcat_check || fail_start "broker started but kcat metadata request on PLAINTEXT $HOST:$PORT_PLAIN failed"
+    kcat_check sasl || fail_start "broker started but kcat SASL/PLAIN login on $HOST:$PORT_SASL failed"
+  fi
+  log "broker up in $((SECONDS - t0))s (pid $pid)"
+  cmd_env
+}
+
+cmd_logs() {
+  [ -f "$LOGFILE" ] || die "no log at $LOGFILE"
+  tail -n "${1:-100}" "$LOGFILE"
+}
+
+usage() {
+  sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+main() {
+  local cmd="${1:-}"
+  [ $# -gt 0 ] && shift
+  case "$cmd" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    env) cmd_env ;;
+    deps) cmd_deps ;;
+    jars) cmd_jars ;;
+    logs) cmd_logs "$@" ;;
+    -h | --help | help) usage ;;
+    *) usage >&2; exit 2 ;;
+  esac
+}
+
+main "$@"
