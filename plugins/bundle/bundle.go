@@ -3,5 +3,6 @@
 package bundle
 
 import (
+	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/metrics/prometheus"
 )

@@ -1,0 +1,201 @@
+package kafkasource
+
+import (
+	"fmt"
+	"sort"
+)
+
+// topicPartition names a partition (a split, in Flink's terms).
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+func (tp topicPartition) String() string {
+	return fmt.Sprintf("%s/%d", tp.topic, tp.partition)
+}
+
+// position is one record's place in its partition.
+type position struct {
+	tp     topicPartition
+	offset int64
+}
+
+// offsetTracker is the checkpoint state of every partition: which fetched
+// records are not yet acknowledged, what may be committed, and which
+// partitions must pause fetching. It does no I/O and is not safe for
+// concurrent use; the source guards it with its session mutex.
+//
+// The contract it keeps: the commit position of a partition is the lowest
+// offset that was fetched and not acknowledged, or, when nothing is
+// outstanding, one past the last fetched record (Kafka's "next offset to
+// read"). A nacked record is simply not acknowledged: it stays outstanding
+// and holds the commit position until it is delivered again and acknowledged.
+type offsetTracker struct {
+	limit int
+	parts map[topicPartition]*partitionOffsets
+}
+
+// partitionOffsets is the checkpoint state of one partition.
+type partitionOffsets struct {
+	// pending[head:] are fetched records in offset order; acked ones are
+	// dropped once they reach the head.
+	pending []pendingOffset
+	head    int
+	// unacked counts entries of pending[head:] not yet acknowledged.
+	unacked int
+	// next is the fetch position: one past the last fetched record, or the
+	// start offset before anything was fetched.
+	next int64
+	// committed is the last offset committed to the group, -1 if none.
+	committed int64
+	// paused is true while fetching is paused because unacked reached limit.
+	paused bool
+}
+
+type pendingOffset struct {
+	offset int64
+	acked  bool
+}
+
+func newOffsetTracker(limit int) *offsetTracker {
+	if limit < 1 {
+		limit = 1
+	}
+	return &offsetTracker{limit: limit, parts: map[topicPartition]*partitionOffsets{}}
+}
+
+// addPartition starts tracking tp, to be read from start; committed is the
+// group's committed offset for it, or -1 if none.
+func (t *offsetTracker) addPartition(tp topicPartition, start, committed int64) {
+	t.parts[tp] = &partitionOffsets{next: start, committed: committed}
+}
+
+// fetched records that the records at ps were fetched; ps is in fetch order.
+// It returns the partitions that have just reached the limit and must pause.
+// Positions of untracked partitions are ignored.
+func (t *offsetTracker) fetched(ps []position) (pause []topicPartition) {
+	for _, p := range ps {
+		po := t.parts[p.tp]
+		if po == nil {
+			continue
+		}
+		po.add(p.offset)
+		if !po.paused && po.unacked >= t.limit {
+			po.paused = true
+			pause = append(pause, p.tp)
+		}
+	}
+	return pause
+}
+
+// acked records that the records at ps were acknowledged. It returns the
+// partitions that were paused and are now below the limit. Acknowledging a
+// record twice, or one that was never fetched, changes nothing.
+func (t *offsetTracker) acked(ps []position) (resume []topicPartition) {
+	for _, p := range ps {
+		po := t.parts[p.tp]
+		if po == nil {
+			continue
+		}
+		po.ack(p.offset)
+		if po.paused && po.unacked < t.limit {
+			po.paused = false
+			resume = append(resume, p.tp)
+		}
+	}
+	return resume
+}
+
+// commitPosition returns the offset that may be committed for tp: the
+// lowest unacknowledged offset, else the fetch position. ok is false for an
+// untracked partition.
+func (t *offsetTracker) commitPosition(tp topicPartition) (offset int64, ok bool) {
+	po := t.parts[tp]
+	if po == nil {
+		return 0, false
+	}
+	return po.commitPosition(), true
+}
+
+// positions returns the commit position of every partition.
+func (t *offsetTracker) positions() map[topicPartition]int64 {
+	out := make(map[topicPartition]int64, len(t.parts))
+	for tp, po := range t.parts {
+		out[tp] = po.commitPosition()
+	}
+	return out
+}
+
+// uncommitted returns the commit position of every partition whose position
+// differs from what was last committed.
+func (t *offsetTracker) uncommitted() map[topicPartition]int64 {
+	out := map[topicPartition]int64{}
+	for tp, po := range t.parts {
+		if pos := po.commitPosition(); pos != po.committed {
+			out[tp] = pos
+		}
+	}
+	return out
+}
+
+// markCommitted records that offset was committed for tp.
+func (t *offsetTracker) markCommitted(tp topicPartition, offset int64) {
+	if po := t.parts[tp]; po != nil {
+		po.committed = offset
+	}
+}
+
+// unacked returns the number of fetched, unacknowledged records of tp.
+func (t *offsetTracker) unacked(tp topicPartition) int {
+	if po := t.parts[tp]; po != nil {
+		return po.unacked
+	}
+	return 0
+}
+
+func (po *partitionOffsets) commitPosition() int64 {
+	if po.head < len(po.pending) {
+		return po.pending[po.head].offset
+	}
+	return po.next
+}
+
+func (po *partitionOffsets) add(offset int64) {
+	live := po.pending[po.head:]
+	if n := len(live); n == 0 || live[n-1].offset < offset {
+		po.pending = append(po.pending, pendingOffset{offset: offset})
+	} else {
+		// Out of order: the client rewound (an out-of-range reset to an
+		// earlier offset, or a truncated log). Keep the slice sorted; an
+		// offset seen twice must be acknowledged twice.
+		i := po.head + sort.Search(n, func(i int) bool { return live[i].offset > offset })
+		po.pending = append(po.pending, pendingOffset{})
+		copy(po.pending[i+1:], po.pending[i:])
+		po.pending[i] = pendingOffset{offset: offset}
+	}
+	po.unacked++
+	po.next = offset + 1
+}
+
+func (po *partitionOffsets) ack(offset int64) {
+	live := po.pending[po.head:]
+	i := sort.Search(len(live), func(i int) bool { return live[i].offset >= offset })
+	for ; i < len(live) && live[i].offset == offset; i++ {
+		if !live[i].acked {
+			live[i].acked = true
+			po.unacked--
+			break
+		}
+	}
+	for po.head < len(po.pending) && po.pending[po.head].acked {
+		po.head++
+	}
+	switch {
+	case po.head == len(po.pending):
+		po.pending, po.head = po.pending[:0], 0
+	case po.head >= 1024 && po.head*2 >= len(po.pending):
+		n := copy(po.pending, po.pending[po.head:])
+		po.pending, po.head = po.pending[:n], 0
+	}
+}

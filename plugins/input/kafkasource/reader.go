@@ -1,0 +1,119 @@
+package kafkasource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafkaconn"
+)
+
+// FetchError is a failed fetch of one partition.
+type FetchError struct {
+	Topic     string
+	Partition int32
+	Err       error
+}
+
+func (e *FetchError) Error() string {
+	return fmt.Sprintf("fetching topic %q partition %d: %v", e.Topic, e.Partition, e.Err)
+}
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// fetchedBatch is the records of one poll, in fetch order, with their
+// positions for the offset tracker. A batch is handed out again unchanged
+// when it is nacked.
+type fetchedBatch struct {
+	records   []*kgo.Record
+	positions []position
+}
+
+func newFetchedBatch(records []*kgo.Record) *fetchedBatch {
+	b := &fetchedBatch{records: records, positions: make([]position, len(records))}
+	for i, r := range records {
+		b.positions[i] = position{tp: topicPartition{topic: r.Topic, partition: r.Partition}, offset: r.Offset}
+	}
+	return b
+}
+
+// fetchResult is what the reader hands to ReadBatch: a batch or an error.
+type fetchResult struct {
+	batch *fetchedBatch
+	err   error
+	// fatal means the client cannot go on: the source must reconnect.
+	fatal bool
+}
+
+// reader owns the fetch loop of one client: it is the only goroutine that
+// polls. Each poll's records are registered with the tracker (track, which
+// may pause partitions) before they are handed out, so records waiting in out
+// already count against checkpoint_limit and hold the commit position.
+type reader struct {
+	client    *kgo.Client
+	batchSize int
+	log       *service.Logger
+	track     func(*fetchedBatch)
+	out       chan<- fetchResult
+}
+
+// run polls until ctx is cancelled or the client fails for good, then closes
+// out.
+func (r *reader) run(ctx context.Context) {
+	defer close(r.out)
+	for {
+		fetches := r.client.PollRecords(ctx, r.batchSize)
+		if ctx.Err() != nil {
+			return
+		}
+		if fetches.IsClientClosed() {
+			r.send(ctx, fetchResult{err: kgo.ErrClientClosed, fatal: true})
+			return
+		}
+		if recs := fetches.Records(); len(recs) > 0 {
+			b := newFetchedBatch(recs)
+			r.track(b)
+			if !r.send(ctx, fetchResult{batch: b}) {
+				return
+			}
+		}
+		var results []fetchResult
+		fetches.EachError(func(topic string, partition int32, err error) {
+			var dataLoss *kgo.ErrDataLoss
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return
+			}
+			fe := &FetchError{Topic: topic, Partition: partition, Err: err}
+			switch {
+			case errors.Is(err, kgo.ErrClientClosed) || kafkaconn.IsAuthError(err):
+				results = append(results, fetchResult{err: fe, fatal: true})
+			case errors.As(err, &dataLoss):
+				// The client has already moved on (to the reset offset);
+				// nothing to retry, but an operator must hear of it.
+				r.log.Errorf("%v", fe)
+			default:
+				results = append(results, fetchResult{err: fe})
+			}
+		})
+		for _, res := range results {
+			if !r.send(ctx, res) {
+				return
+			}
+			if res.fatal {
+				return
+			}
+		}
+	}
+}
+
+func (r *reader) send(ctx context.Context, res fetchResult) bool {
+	select {
+	case r.out <- res:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
