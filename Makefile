@@ -18,7 +18,7 @@ build:
 
 ## run: the quickstart demo on an embedded development broker.
 run: build
-	$(BIN) run --dev-broker $(DEV_BROKER) config/quickstart.yaml
+	$(BIN) run --dev-broker $(DEV_BROKER) --dev-broker-topics quickstart config/quickstart.yaml
 
 ## test: the whole suite, real Apache Kafka broker included.
 test: build lint

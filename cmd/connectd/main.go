@@ -14,6 +14,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/devbroker"
+	"github.com/connectd/connectd/internal/speclint"
 	_ "github.com/connectd/connectd/plugins/bundle"
 )
 
@@ -23,7 +24,10 @@ var (
 	DateBuilt = "unknown"
 )
 
-const flagDevBroker = "dev-broker"
+const (
+	flagDevBroker       = "dev-broker"
+	flagDevBrokerTopics = "dev-broker-topics"
+)
 
 func main() {
 	service.RunCLI(context.Background(),
@@ -38,12 +42,30 @@ func main() {
 				Usage: "start an in-process DEVELOPMENT Kafka broker (franz-go kfake) on 127.0.0.1:PORT before running; " +
 					"data is in memory and lost on exit: not for production",
 			},
-		}, startDevBroker),
+			&cli.StringSliceFlag{
+				Name:    flagDevBrokerTopics,
+				EnvVars: []string{"CONNECTD_DEV_BROKER_TOPICS"},
+				Usage:   "topics (4 partitions each) that the development broker creates at start; others are created on first use",
+			},
+		}, onRunFlags),
 	)
 }
 
-// startDevBroker runs when the run-style subcommands parse their flags. The
-// broker lives as long as the process.
+// onRunFlags runs when the run-style subcommands (run, streams, lint, echo,
+// test) have parsed their flags.
+func onRunFlags(c *cli.Context) error {
+	if c.Command != nil && c.Command.Name == "lint" {
+		// Benthos's lint skips a component whose scalar fields do not
+		// decode; type-check connectd's components first.
+		if err := speclint.CheckFiles(c.Args().Slice()); err != nil {
+			return fmt.Errorf("lint: wrong field types:\n%w", err)
+		}
+	}
+	return startDevBroker(c)
+}
+
+// startDevBroker starts the development broker if asked to. The broker lives
+// as long as the process.
 func startDevBroker(c *cli.Context) error {
 	addr := c.String(flagDevBroker)
 	if addr == "" {
@@ -53,7 +75,7 @@ func startDevBroker(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--%s: %w", flagDevBroker, err)
 	}
-	b, err := devbroker.Start(devbroker.Config{Port: port, Partitions: 4})
+	b, err := devbroker.Start(devbroker.Config{Port: port, Partitions: 4, Topics: c.StringSlice(flagDevBrokerTopics)})
 	if err != nil {
 		return fmt.Errorf("--%s: %w", flagDevBroker, err)
 	}

@@ -20,6 +20,8 @@ type Config struct {
 	Port int
 	// Partitions is the partition count of auto-created topics. Default 1.
 	Partitions int
+	// Topics are created at start with Partitions partitions each.
+	Topics []string
 	// DataDir, when set, persists the broker's state there across restarts.
 	DataDir string
 }
@@ -39,6 +41,9 @@ func Start(c Config) (*Broker, error) {
 		kfake.Ports(c.Port),
 		kfake.AllowAutoTopicCreation(),
 		kfake.DefaultNumPartitions(c.Partitions),
+	}
+	if len(c.Topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(int32(c.Partitions), c.Topics...))
 	}
 	if c.DataDir != "" {
 		opts = append(opts, kfake.DataDir(c.DataDir))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -37,7 +38,7 @@ func TestParseAddr(t *testing.T) {
 
 func TestBrokerRoundTrip(t *testing.T) {
 	t.Parallel()
-	b, err := Start(Config{Port: 0, Partitions: 3})
+	b, err := Start(Config{Port: 0, Partitions: 3, Topics: []string{"seeded"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +52,14 @@ func TestBrokerRoundTrip(t *testing.T) {
 	defer cancel()
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "demo", Value: []byte("hello")}).FirstErr(); err != nil {
 		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopics(ctx, "seeded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := topics["seeded"]; !ok || d.Err != nil || len(d.Partitions) != 3 {
+		t.Fatalf("seeded topic not created with 3 partitions: %+v", topics)
 	}
 	fs := cl.PollFetches(ctx)
 	if err := fs.Err(); err != nil {

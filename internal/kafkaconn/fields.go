@@ -6,6 +6,8 @@ package kafkaconn
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/speclint"
 )
 
 // Field names, shared by every component that embeds the connection fields.
@@ -89,3 +91,31 @@ func Fields() []*service.ConfigField {
 			Advanced(),
 	}
 }
+
+// LintFields lists the connection fields for speclint type checks, so
+// `connectd lint` names a connection field of the wrong type.
+func LintFields() []speclint.Field {
+	return []speclint.Field{
+		{Path: FieldSeedBrokers, Kind: speclint.StringList},
+		{Path: FieldClientID, Kind: speclint.String},
+		{Path: FieldTLS, Kind: speclint.Object},
+		{Path: FieldTLS + ".enabled", Kind: speclint.Bool},
+		{Path: FieldSASL, Kind: speclint.Object},
+		{Path: FieldSASL + "." + FieldSASLUsername, Kind: speclint.String},
+		{Path: FieldSASL + "." + FieldSASLPassword, Kind: speclint.String},
+		{Path: FieldSASL + "." + FieldSASLToken, Kind: speclint.String},
+		{Path: FieldSASL + "." + FieldSASLExtensions, Kind: speclint.Object},
+		{Path: FieldMetadataMaxAge, Kind: speclint.Duration},
+		{Path: FieldRequestTimeout, Kind: speclint.Duration},
+		{Path: FieldConnIdleTimeout, Kind: speclint.Duration},
+	}
+}
+
+// LintChecks are the cross-field checks of the connection fields as Bloblang
+// list elements (each a string error or null), to splice into a component's
+// lint rule array so that `connectd lint` reports them before run time.
+const LintChecks = `
+  if this.seed_brokers.or([]).filter(b -> b.string().trim() != "").length() == 0 { "field seed_brokers: at least one broker address is required" } else { null },
+  if ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"].contains(this.sasl.mechanism.or("none")) && this.sasl.username.or("") == "" { "field sasl.username: required for mechanism %s".format(this.sasl.mechanism) } else { null },
+  if this.sasl.mechanism.or("none") == "OAUTHBEARER" && this.sasl.token.or("") == "" { "field sasl.token: required for mechanism OAUTHBEARER" } else { null },
+`

@@ -5,4 +5,5 @@ package bundle
 import (
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/metrics/prometheus"
+	_ "github.com/connectd/connectd/plugins/output/kafkasink"
 )

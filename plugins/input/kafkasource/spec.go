@@ -6,9 +6,12 @@
 package kafkasource
 
 import (
+	"fmt"
+
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/speclint"
 )
 
 // Field names of the kafka_source config.
@@ -52,23 +55,39 @@ const (
 
 // lintRule repeats the cross-field checks of Config.validate for `connectd
 // lint`. Absent fields take their defaults.
-const lintRule = `
+// lintFields are type-checked by the lint rule and by speclint.CheckFiles.
+var lintFields = append(kafkaconn.LintFields(),
+	speclint.Field{Path: fieldTopics, Kind: speclint.StringList},
+	speclint.Field{Path: fieldConsumerGroup, Kind: speclint.String},
+	speclint.Field{Path: fieldStartFrom, Kind: speclint.String},
+	speclint.Field{Path: fieldCommittedFallback, Kind: speclint.String},
+	speclint.Field{Path: fieldIsolationLevel, Kind: speclint.String},
+	speclint.Field{Path: fieldCommitPeriod, Kind: speclint.Duration},
+	speclint.Field{Path: fieldCheckpointLimit, Kind: speclint.Int},
+	speclint.Field{Path: fieldBatchSize, Kind: speclint.Int},
+	speclint.Field{Path: fieldFetchMaxWait, Kind: speclint.Duration},
+)
+
+var lintRule = speclint.Rule(lintFields, fmt.Sprintf(`
 let topics = this.topics.or([]).map_each(t -> t.string().split(",")).flatten().map_each(t -> t.trim()).filter(t -> t != "").catch([])
 let batch_size = this.batch_size.or(1024)
 let limit = this.checkpoint_limit.or(1024)
 let period = this.commit_period.or("5s").string().trim()
 let max_wait = this.fetch_max_wait.or("500ms").string().trim()
-root = [
+root = [%[7]s
+  if ![%[1]q, %[2]q, %[3]q].contains(this.start_from.or(%[3]q)) { "field start_from: unknown value %%q (want %[1]s, %[2]s or %[3]s)".format(this.start_from) } else { null },
+  if ![%[1]q, %[2]q, %[4]q].contains(this.committed_fallback.or(%[1]q)) { "field committed_fallback: unknown value %%q (want %[1]s, %[2]s or %[4]s)".format(this.committed_fallback) } else { null },
+  if ![%[5]q, %[6]q].contains(this.isolation_level.or(%[5]q)) { "field isolation_level: unknown value %%q (want %[5]s or %[6]s)".format(this.isolation_level) } else { null },
   if $topics.length() == 0 { "field topics: at least one topic is required" } else { null },
   if this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
-  if $period.re_match("^-") || !$period.re_match("[1-9]") { "field commit_period: must be a positive Go duration such as 5s, got %v".format(this.commit_period.or("")) } else { null },
-  if $max_wait.re_match("^-") || !$max_wait.re_match("[1-9]") { "field fetch_max_wait: must be a positive Go duration such as 500ms, got %v".format(this.fetch_max_wait.or("")) } else { null },
-  if $batch_size < 1 { "field batch_size: must be at least 1, got %v".format($batch_size) } else { null },
-  if $limit < 1 { "field checkpoint_limit: must be at least 1, got %v".format($limit) } else if $batch_size > $limit {
-    "field checkpoint_limit: %v is below batch_size %v; one batch could exceed the limit, raise checkpoint_limit to at least %v".format($limit, $batch_size, $batch_size)
+  if $period.re_match("^-") || !$period.re_match("[1-9]") { "field commit_period: must be a positive Go duration such as 5s, got %%v".format(this.commit_period.or("")) } else { null },
+  if $max_wait.re_match("^-") || !$max_wait.re_match("[1-9]") { "field fetch_max_wait: must be a positive Go duration such as 500ms, got %%v".format(this.fetch_max_wait.or("")) } else { null },
+  if $batch_size < 1 { "field batch_size: must be at least 1, got %%v".format($batch_size) } else { null },
+  if $limit < 1 { "field checkpoint_limit: must be at least 1, got %%v".format($limit) } else if $batch_size > $limit {
+    "field checkpoint_limit: %%v is below batch_size %%v; one batch could exceed the limit, raise checkpoint_limit to at least %%v".format($limit, $batch_size, $batch_size)
   } else { null },
 ].filter(e -> e != null)
-`
+`, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks))
 
 // Spec returns the config spec of the kafka_source input.
 func Spec() *service.ConfigSpec {
@@ -191,6 +210,7 @@ input:
 }
 
 func init() {
+	speclint.Register("kafka_source", lintFields)
 	service.MustRegisterBatchInput("kafka_source", Spec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
 			c, err := configFromParsed(conf)

@@ -1,0 +1,131 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// recordingMetrics is a metrics exporter that keeps counter totals and timer
+// observation counts, keyed `name{topic}` (Benthos adds other labels, such as
+// the component path, which are ignored).
+type recordingMetrics struct {
+	mu     sync.Mutex
+	values map[string]int64
+}
+
+func (m *recordingMetrics) add(name string, keys, values []string, v int64) {
+	topic := ""
+	if i := slices.Index(keys, metricLabelTopic); i >= 0 {
+		topic = values[i]
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.values[name+"{"+topic+"}"] += v
+}
+
+func (m *recordingMetrics) get(key string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.values[key]
+}
+
+type metricFunc func(int64)
+
+func (f metricFunc) Incr(v int64)   { f(v) }
+func (f metricFunc) Timing(v int64) { f(1) }
+func (f metricFunc) Set(int64)      {}
+
+func (m *recordingMetrics) NewCounterCtor(name string, keys ...string) service.MetricsExporterCounterCtor {
+	return func(values ...string) service.MetricsExporterCounter {
+		return metricFunc(func(v int64) { m.add(name, keys, values, v) })
+	}
+}
+
+func (m *recordingMetrics) NewTimerCtor(name string, keys ...string) service.MetricsExporterTimerCtor {
+	return func(values ...string) service.MetricsExporterTimer {
+		return metricFunc(func(v int64) { m.add(name, keys, values, v) })
+	}
+}
+
+func (m *recordingMetrics) NewGaugeCtor(string, ...string) service.MetricsExporterGaugeCtor {
+	return func(...string) service.MetricsExporterGauge { return metricFunc(func(int64) {}) }
+}
+
+func (*recordingMetrics) Close(context.Context) error { return nil }
+
+// The registered output, built from YAML by a stream, counts sent and failed
+// records per topic and times produces; a failed message is reported back to
+// the producer of the batch.
+func TestMetricsThroughStream(t *testing.T) {
+	t.Parallel()
+	_, addr := newCluster(t, kfake.SeedTopics(1, "events"))
+	rec := &recordingMetrics{values: map[string]int64{}}
+	env := service.NewEnvironment()
+	if err := env.RegisterMetricsExporter("recording", service.NewConfigSpec(),
+		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) { return rec, nil }); err != nil {
+		t.Fatal(err)
+	}
+	b := env.NewStreamBuilder()
+	produce, err := b.AddBatchProducerFunc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetMetricsYAML("recording: {}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetLoggerYAML("level: none"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddOutputYAML(fmt.Sprintf(`
+kafka_sink:
+  seed_brokers: [ %q ]
+  topic: events
+  timestamp_ms: ${! @ts.or("") }
+  max_in_flight: 1
+`, addr)); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- stream.Run(ctx) }()
+
+	err = produce(ctx, service.MessageBatch{message("ok-1"), message("bad", "ts", "soon"), message("ok-2")})
+	if err == nil || !strings.Contains(err.Error(), "field timestamp_ms") {
+		t.Fatalf("want the timestamp_ms failure reported to the producer, got %v", err)
+	}
+	var berr *service.BatchError
+	if errors.As(err, &berr) && berr.IndexedErrors() != 1 {
+		t.Errorf("batch error marks %d messages, want 1", berr.IndexedErrors())
+	}
+
+	for key, want := range map[string]int64{
+		"kafka_sink_records_sent{events}":       2,
+		"kafka_sink_records_failed{events}":     1,
+		"kafka_sink_produce_latency_ns{events}": 2, // observations
+	} {
+		if got := rec.get(key); got != want {
+			t.Errorf("%s = %d, want %d", key, got, want)
+		}
+	}
+
+	if err := stream.StopWithin(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,103 @@
+package kafkasink
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// partitionUnassigned marks a record that has not been partitioned yet. The
+// client overwrites it when it picks a partition, so a failed record still
+// carrying it failed before reaching a partition.
+const partitionUnassigned = -1
+
+// recordBuilder turns messages into records. It only reads its fields, so it
+// is safe for concurrent use by parallel WriteBatch calls.
+type recordBuilder struct {
+	topic       *service.InterpolatedString
+	key         *service.InterpolatedString // nil: null key
+	timestampMs *service.InterpolatedString // nil: produce time
+	headers     *service.MetadataFilter     // nil: no headers
+}
+
+func newRecordBuilder(c Config) recordBuilder {
+	return recordBuilder{
+		topic:       c.Topic,
+		key:         c.Key,
+		timestampMs: c.TimestampMs,
+		headers:     c.Headers,
+	}
+}
+
+// build returns the record for message i of batch. Expressions are evaluated
+// against the whole batch, so batch functions (batch_index(), batch_size())
+// work. On error the record is nil, or carries the topic if that was already
+// computed (for metric labels).
+func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, error) {
+	msg := batch[i]
+	topic, err := batch.TryInterpolatedString(i, b.topic)
+	if err != nil {
+		return nil, fmt.Errorf("field %s: %w", FieldTopic, err)
+	}
+	if topic == "" {
+		return nil, fmt.Errorf("field %s: evaluated to an empty topic name", FieldTopic)
+	}
+	r := &kgo.Record{Topic: topic, Partition: partitionUnassigned}
+
+	if r.Value, err = msg.AsBytes(); err != nil {
+		return r, fmt.Errorf("reading message payload for topic %q: %w", topic, err)
+	}
+	if b.key != nil {
+		key, err := batch.TryInterpolatedBytes(i, b.key)
+		if err != nil {
+			return r, fmt.Errorf("field %s: %w", FieldKey, err)
+		}
+		if len(key) > 0 {
+			r.Key = key
+		}
+	}
+	if b.timestampMs != nil {
+		s, err := batch.TryInterpolatedString(i, b.timestampMs)
+		if err != nil {
+			return r, fmt.Errorf("field %s: %w", FieldTimestampMs, err)
+		}
+		if s = strings.TrimSpace(s); s != "" {
+			ms, err := parseTimestampMs(s)
+			if err != nil {
+				return r, fmt.Errorf("field %s: %w", FieldTimestampMs, err)
+			}
+			r.Timestamp = time.UnixMilli(ms)
+		}
+	}
+	if b.headers != nil && !b.headers.IsEmpty() {
+		_ = b.headers.Walk(msg, func(k, v string) error {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: k, Value: []byte(v)})
+			return nil
+		})
+		// Metadata has no order; sort so that equal messages give equal
+		// records.
+		slices.SortFunc(r.Headers, func(a, b kgo.RecordHeader) int { return strings.Compare(a.Key, b.Key) })
+	}
+	return r, nil
+}
+
+var errNegativeTimestamp = errors.New("timestamp must not be negative")
+
+// parseTimestampMs reads milliseconds since the epoch. Kafka rejects negative
+// timestamps (other than the -1 "none" marker, which a sink never sends).
+func parseTimestampMs(s string) (int64, error) {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("want integer milliseconds since the Unix epoch: %w", err)
+	}
+	if ms < 0 {
+		return 0, fmt.Errorf("%w, got %d", errNegativeTimestamp, ms)
+	}
+	return ms, nil
+}
