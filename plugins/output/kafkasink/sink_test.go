@@ -226,6 +226,7 @@ topic: ${! @topic.not_null() }
 key: ${! @key.or("") }
 timestamp_ms: ${! @ts.or("") }
 max_message_bytes: 65536
+allow_auto_topic_creation: false
 `, addr))
 
 	batch := service.MessageBatch{
