@@ -24,7 +24,9 @@ run: build
 test: build lint
 	scripts/kafka.sh up
 	eval "$$(scripts/kafka.sh env)"; \
-	  CONNECTD_REQUIRE_KAFKA=1 CONNECTD_BIN=$(CURDIR)/$(BIN) go test $(GO_TEST_FLAGS) ./...
+	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
+	  go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/e2e) && \
+	  go test -v -timeout 25m ./test/e2e/ # -v: the SIGKILL runs report their duplicate counts
 
 ## unit: tests that need no real broker (integration tests skip).
 unit:
