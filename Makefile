@@ -39,6 +39,13 @@ lint: build
 	$(BIN) lint config/*.yaml
 	$(BIN) test ./config/...
 
+## bench: connectd vs the raw franz-go client on the real broker (a report, not a test).
+BENCH_FLAGS ?= -records 5000000 -size 200 -partitions 8 -rounds 3
+bench: build
+	scripts/kafka.sh up
+	eval "$$(scripts/kafka.sh env)"; go run ./bench -bin $(BIN) $(BENCH_FLAGS) | tee bench/last-report.md
+	@echo "report in bench/last-report.md; curated results live in docs/benchmarks.md"
+
 kafka-up:
 	scripts/kafka.sh up
 

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var receivedRe = regexp.MustCompile(`(?m)^input_received\{[^}]*\} ([0-9.e+]+)$`)
+
+// runConnectdSource runs kafka_source -> drop until the input has counted
+// records records, polling /metrics.
+func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64) (result, error) {
+	port, err := freePort()
+	if err != nil {
+		return result{}, err
+	}
+	dir, err := os.MkdirTemp("", "connectd-bench")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	conf := filepath.Join(dir, "source.yaml")
+	group := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	yaml := fmt.Sprintf(`
+http:
+  address: 127.0.0.1:%d
+logger:
+  level: warn
+input:
+  kafka_source:
+    seed_brokers: [ %q ]
+    topics: [ %q ]
+    consumer_group: %q
+    start_from: earliest
+output:
+  drop: {}
+`, port, brokers, topic, group)
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, bin, "run", conf)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	deadline := start.Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		if n := scrapeReceived(url); n >= records {
+			wall := time.Since(start).Seconds()
+			cpu, rss, err := procStats(cmd.Process.Pid)
+			if err != nil {
+				return result{}, err
+			}
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			return result{Records: n, Bytes: n * int64(recordSizeOf(topic)), Wall: wall, CPU: cpu, PeakRSS: rss}, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return result{}, fmt.Errorf("connectd did not read %d records in 10m", records)
+}
+
+func scrapeReceived(url string) int64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var total int64
+	for _, m := range receivedRe.FindAllStringSubmatch(string(b), -1) {
+		f, _ := strconv.ParseFloat(m[1], 64)
+		total += int64(f)
+	}
+	return total
+}
+
+// recordSizeOf reads the value size back from the topic name.
+func recordSizeOf(topic string) int {
+	parts := strings.Split(topic, "-")
+	n, _ := strconv.Atoi(parts[len(parts)-2])
+	return n
+}
+
+// procStats returns CPU seconds (user+system) and peak RSS (KiB) of a live
+// process.
+func procStats(pid int) (float64, int64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields overall.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+	f := strings.Fields(rest)
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	const clockTicks = 100 // USER_HZ on Linux
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	var rss int64
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			rss, _ = strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+		}
+	}
+	return (utime + stime) / clockTicks, rss, nil
+}
+
+func maxRSSKiB(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss
+	}
+	return 0
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

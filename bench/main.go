@@ -1,0 +1,148 @@
+// Command bench compares connectd with the raw franz-go client on the real
+// broker, side by side in one run, and prints a Markdown report. It is a
+// report, not a test: `make bench` runs it.
+//
+//	go run ./bench -brokers 127.0.0.1:19092 -bin bin/connectd
+//
+// Scenario "source": kafka_source -> drop against a raw kgo consumer reading
+// the same topic (read_committed, from the start), N records of S bytes over
+// P partitions. Each round runs both as separate processes; wall time runs
+// from process start until the last record is counted, CPU seconds and peak
+// RSS come from the kernel (getrusage / /proc).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+type result struct {
+	Records int64   `json:"records"`
+	Bytes   int64   `json:"bytes"`
+	Wall    float64 `json:"wall_s"`
+	CPU     float64 `json:"cpu_s"`
+	PeakRSS int64   `json:"peak_rss_kib"`
+}
+
+func (r result) rps() float64 { return float64(r.Records) / r.Wall }
+func (r result) mbps() float64 {
+	return float64(r.Bytes) / r.Wall / (1 << 20)
+}
+
+func main() {
+	var (
+		mode       = flag.String("mode", "report", "report | raw-consume (internal)")
+		brokers    = flag.String("brokers", envOr("CONNECTD_KAFKA_BROKERS", "127.0.0.1:19092"), "bootstrap address")
+		bin        = flag.String("bin", "bin/connectd", "connectd binary")
+		records    = flag.Int64("records", 5_000_000, "records in the topic")
+		size       = flag.Int("size", 200, "record value size in bytes")
+		partitions = flag.Int("partitions", 8, "partitions")
+		rounds     = flag.Int("rounds", 3, "rounds per contender")
+		topic      = flag.String("topic", "", "topic (internal, raw-consume mode)")
+	)
+	flag.Parse()
+	ctx := context.Background()
+	switch *mode {
+	case "raw-consume":
+		r, err := rawConsume(ctx, *brokers, *topic, *records)
+		if err != nil {
+			fatal(err)
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(r)
+	case "report":
+		t, err := ensureTopic(ctx, *brokers, *records, *size, *partitions)
+		if err != nil {
+			fatal(err)
+		}
+		if err := report(ctx, *brokers, *bin, t, *records, *size, *partitions, *rounds); err != nil {
+			fatal(err)
+		}
+	default:
+		fatal(fmt.Errorf("unknown -mode %q", *mode))
+	}
+}
+
+func report(ctx context.Context, brokers, bin, topic string, records int64, size, partitions, rounds int) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var raw, cd []result
+	for i := range rounds {
+		r, err := runRaw(self, brokers, topic, records)
+		if err != nil {
+			return fmt.Errorf("round %d raw: %w", i+1, err)
+		}
+		raw = append(raw, r)
+		fmt.Fprintf(os.Stderr, "round %d raw franz-go: %.0f records/s\n", i+1, r.rps())
+		c, err := runConnectdSource(ctx, bin, brokers, topic, records)
+		if err != nil {
+			return fmt.Errorf("round %d connectd: %w", i+1, err)
+		}
+		cd = append(cd, c)
+		fmt.Fprintf(os.Stderr, "round %d connectd:     %.0f records/s\n", i+1, c.rps())
+	}
+	mr, mc := median(raw), median(cd)
+	fmt.Printf("### kafka_source -> drop vs raw franz-go consumer\n\n")
+	fmt.Printf("%s; %d records of %d bytes over %d partitions, read_committed from the start; %d rounds each, alternating; medians.\n\n",
+		time.Now().UTC().Format("2006-01-02"), records, size, partitions, rounds)
+	fmt.Printf("| contender | records/s | MB/s | CPU s | peak RSS MiB |\n|---|---|---|---|---|\n")
+	row := func(name string, r result) {
+		fmt.Printf("| %s | %.0f | %.1f | %.1f | %.0f |\n", name, r.rps(), r.mbps(), r.CPU, float64(r.PeakRSS)/1024)
+	}
+	row("raw franz-go (kgo PollRecords)", mr)
+	row("connectd kafka_source -> drop (readers: 1)", mc)
+	fmt.Printf("\nRatio connectd / raw records/s: **%.2f**. Per-round records/s: raw %s; connectd %s.\n",
+		mc.rps()/mr.rps(), rates(raw), rates(cd))
+	return nil
+}
+
+func rates(rs []result) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, fmt.Sprintf("%.0f", r.rps()))
+	}
+	return strings.Join(s, ", ")
+}
+
+// median picks the round with the median records/s.
+func median(rs []result) result {
+	s := append([]result(nil), rs...)
+	sort.Slice(s, func(i, j int) bool { return s[i].rps() < s[j].rps() })
+	return s[len(s)/2]
+}
+
+func runRaw(self, brokers, topic string, records int64) (result, error) {
+	cmd := exec.Command(self, "-mode", "raw-consume", "-brokers", brokers, "-topic", topic, "-records", fmt.Sprint(records))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	if err := json.Unmarshal(out, &r); err != nil {
+		return result{}, fmt.Errorf("raw consumer output %q: %w", out, err)
+	}
+	r.CPU = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
+	r.PeakRSS = maxRSSKiB(cmd.ProcessState)
+	return r, nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
