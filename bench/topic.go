@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafkatest"
 )
 
 // ensureTopic returns a topic holding exactly records records of size bytes
@@ -55,26 +56,12 @@ func ensureTopic(ctx context.Context, brokers string, records int64, size, parti
 		}
 		values[i] = v
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
 	start := time.Now()
-	for i := range records {
-		wg.Add(1)
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % int64(partitions)), Value: values[i%1024]}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
-			wg.Done()
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return "", firstErr
+	err = kafkatest.ProduceN(ctx, cl, records, func(i int64) *kgo.Record {
+		return &kgo.Record{Topic: topic, Partition: int32(i % int64(partitions)), Value: values[i%1024]}
+	})
+	if err != nil {
+		return "", err
 	}
 	fmt.Fprintf(os.Stderr, "produced in %v\n", time.Since(start).Round(time.Millisecond))
 	return topic, nil

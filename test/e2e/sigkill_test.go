@@ -180,26 +180,11 @@ func produceNumbered(t *testing.T, brokers, topic string, n int) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for i := range n {
-		wg.Add(1)
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i % 1000)), Value: []byte(strconv.Itoa(i))},
-			func(_ *kgo.Record, err error) {
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-				}
-				wg.Done()
-			})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		t.Fatalf("producing input to %s: %v", topic, firstErr)
+	err = kafkatest.ProduceN(ctx, cl, int64(n), func(i int64) *kgo.Record {
+		return &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(int(i % 1000))), Value: []byte(strconv.Itoa(int(i)))}
+	})
+	if err != nil {
+		t.Fatalf("producing input to %s: %v", topic, err)
 	}
 }
 
