@@ -1,0 +1,446 @@
+// Package csv is Flink's `csv` format: one CSV line per record, fields in
+// the order of the table's physical columns.
+//
+// Text forms follow Flink's CsvRowDataSerializationSchema: BOOLEAN
+// true/false, DECIMAL plain, DATE `2006-01-02`, TIME `15:04:05.999`,
+// TIMESTAMP `2006-01-02 15:04:05.999`, TIMESTAMP_LTZ with a trailing `Z`,
+// BYTES as base64, ARRAY elements joined by `array-element-delimiter`.
+// MAP and ROW columns are not supported, as in Flink's csv format.
+//
+// An empty field reads as NULL for every type but the character strings,
+// which read it as the empty string; `null-literal` gives NULL a text of its
+// own. An encoded record has no line terminator; one trailing "\n" or
+// "\r\n" is accepted on decode.
+package csv
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/schema"
+)
+
+// Options are the csv format options, named as in Flink without the `csv.`
+// prefix.
+type Options struct {
+	// FieldDelimiter separates fields. Default ','. Flink: `csv.field-delimiter`.
+	FieldDelimiter rune
+	// QuoteCharacter encloses fields that hold special characters. Default
+	// '"'. Flink: `csv.quote-character`.
+	QuoteCharacter rune
+	// DisableQuoteCharacter turns quoting off; a delimiter inside a value
+	// then needs EscapeCharacter. Default false. Flink: `csv.disable-quote-character`.
+	DisableQuoteCharacter bool
+	// AllowComments skips records that start with '#'. Default false.
+	// Flink: `csv.allow-comments`.
+	AllowComments bool
+	// IgnoreParseErrors reads NULL for a field that does not parse and skips
+	// a record that does not split into the columns. Default false. Flink:
+	// `csv.ignore-parse-errors`.
+	IgnoreParseErrors bool
+	// ArrayElementDelimiter separates ARRAY elements. Default ";". Flink:
+	// `csv.array-element-delimiter`.
+	ArrayElementDelimiter string
+	// EscapeCharacter, when set, makes the next character literal. Default
+	// none. Flink: `csv.escape-character`.
+	EscapeCharacter rune
+	HasEscape       bool
+	// NullLiteral, when set, is the text of NULL. Default none. Flink:
+	// `csv.null-literal`.
+	NullLiteral    string
+	HasNullLiteral bool
+}
+
+// ParseOptions reads Flink option values (keys without the `csv.` prefix).
+func ParseOptions(opts map[string]string) (Options, error) {
+	if err := schema.ValidateFormatOptions(schema.FormatCSV, opts); err != nil {
+		return Options{}, err
+	}
+	o := Options{FieldDelimiter: ',', QuoteCharacter: '"', ArrayElementDelimiter: ";"}
+	if v, ok := opts["field-delimiter"]; ok {
+		o.FieldDelimiter, _ = schema.ParseCharOption(v)
+	}
+	if v, ok := opts["quote-character"]; ok {
+		o.QuoteCharacter, _ = schema.ParseCharOption(v)
+	}
+	if v, ok := opts["escape-character"]; ok {
+		o.EscapeCharacter, _ = schema.ParseCharOption(v)
+		o.HasEscape = true
+	}
+	if v, ok := opts["array-element-delimiter"]; ok {
+		o.ArrayElementDelimiter = v
+	}
+	if v, ok := opts["null-literal"]; ok {
+		o.NullLiteral, o.HasNullLiteral = v, true
+	}
+	o.DisableQuoteCharacter = strings.EqualFold(opts["disable-quote-character"], "true")
+	o.AllowComments = strings.EqualFold(opts["allow-comments"], "true")
+	o.IgnoreParseErrors = strings.EqualFold(opts["ignore-parse-errors"], "true")
+	if err := o.validate(); err != nil {
+		return Options{}, err
+	}
+	return o, nil
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if _, set := map[rune]bool{'\n': true, '\r': true}[o.FieldDelimiter]; set {
+		errs = append(errs, errors.New("format csv: option 'field-delimiter' cannot be a line break"))
+	}
+	if !o.DisableQuoteCharacter && o.QuoteCharacter == o.FieldDelimiter {
+		errs = append(errs, errors.New("format csv: options 'quote-character' and 'field-delimiter' must differ"))
+	}
+	if o.HasEscape && (o.EscapeCharacter == o.FieldDelimiter || !o.DisableQuoteCharacter && o.EscapeCharacter == o.QuoteCharacter) {
+		errs = append(errs, errors.New("format csv: option 'escape-character' must differ from the field delimiter and the quote character"))
+	}
+	return errors.Join(errs...)
+}
+
+// Format decodes and encodes rows of a ROW type (the physical columns).
+type Format struct {
+	row  *schema.Type
+	opts Options
+}
+
+// New returns the csv format for rows of type row (kind ROW).
+func New(row *schema.Type, opts Options) (*Format, error) {
+	if row.Kind != schema.KindRow {
+		return nil, fmt.Errorf("format csv: want a ROW type, got %s", row)
+	}
+	for _, f := range row.Fields {
+		t := f.Type
+		if t.Kind == schema.KindArray {
+			t = t.Elem
+		}
+		switch t.Kind {
+		case schema.KindArray, schema.KindMap, schema.KindRow:
+			return nil, fmt.Errorf("format csv: column %s: type %s is not supported (Flink's csv format takes scalar columns and arrays of scalars)", f.Name, f.Type)
+		}
+		if f.Type.Kind == schema.KindArray && strings.ContainsRune(opts.ArrayElementDelimiter, opts.FieldDelimiter) {
+			return nil, fmt.Errorf("format csv: column %s: option 'array-element-delimiter' (%q) must not contain the field delimiter %q", f.Name, opts.ArrayElementDelimiter, opts.FieldDelimiter)
+		}
+	}
+	return &Format{row: row, opts: opts}, nil
+}
+
+// Decode reads one CSV line into a row. With AllowComments a comment line,
+// and with IgnoreParseErrors a line that does not split into the columns,
+// return a nil row and no error: skip it.
+func (f *Format) Decode(data []byte) (map[string]any, error) {
+	line := string(data)
+	line = strings.TrimSuffix(line, "\n")
+	line = strings.TrimSuffix(line, "\r")
+	if f.opts.AllowComments && strings.HasPrefix(line, "#") {
+		return nil, nil
+	}
+	fields, err := f.split(line)
+	if err == nil && len(fields) != len(f.row.Fields) {
+		err = fmt.Errorf("want %d fields, got %d", len(f.row.Fields), len(fields))
+	}
+	if err != nil {
+		if f.opts.IgnoreParseErrors {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("format csv: %w", err)
+	}
+	row := make(map[string]any, len(fields))
+	for i, fld := range f.row.Fields {
+		v, err := f.decodeField(fld.Type, fields[i], fld.Name)
+		if err != nil {
+			if !f.opts.IgnoreParseErrors {
+				return nil, fmt.Errorf("format csv: %w", err)
+			}
+			if fld.Type.NotNull {
+				return nil, nil
+			}
+			v = nil
+		}
+		row[fld.Name] = v
+	}
+	return row, nil
+}
+
+// field is one split field: its text and whether it was quoted (a quoted
+// empty field is an empty string, never NULL).
+type field struct {
+	text   string
+	raw    string // the unquoted field as written, escapes included
+	quoted bool
+}
+
+func (f *Format) split(line string) ([]field, error) {
+	var out []field
+	rs := []rune(line)
+	quoting := !f.opts.DisableQuoteCharacter
+	i := 0
+	for {
+		var b strings.Builder
+		fl := field{}
+		if quoting && i < len(rs) && rs[i] == f.opts.QuoteCharacter {
+			fl.quoted = true
+			i++
+			closed := false
+			for i < len(rs) {
+				r := rs[i]
+				switch {
+				case f.opts.HasEscape && r == f.opts.EscapeCharacter && i+1 < len(rs):
+					b.WriteRune(rs[i+1])
+					i += 2
+					continue
+				case r == f.opts.QuoteCharacter:
+					if i+1 < len(rs) && rs[i+1] == f.opts.QuoteCharacter {
+						b.WriteRune(r)
+						i += 2
+						continue
+					}
+					closed = true
+					i++
+				default:
+					b.WriteRune(r)
+					i++
+					continue
+				}
+				break
+			}
+			if !closed {
+				return nil, fmt.Errorf("field %d: quote is not closed", len(out)+1)
+			}
+			if i < len(rs) && rs[i] != f.opts.FieldDelimiter {
+				return nil, fmt.Errorf("field %d: unexpected %q after the closing quote", len(out)+1, rs[i])
+			}
+		} else {
+			start := i
+			for i < len(rs) && rs[i] != f.opts.FieldDelimiter {
+				if f.opts.HasEscape && rs[i] == f.opts.EscapeCharacter && i+1 < len(rs) {
+					i++
+				}
+				b.WriteRune(rs[i])
+				i++
+			}
+			fl.raw = string(rs[start:i])
+		}
+		fl.text = b.String()
+		out = append(out, fl)
+		if i >= len(rs) {
+			return out, nil
+		}
+		i++ // the delimiter
+	}
+}
+
+func (f *Format) decodeField(t *schema.Type, fl field, path string) (any, error) {
+	isNull := !fl.quoted && fl.text == "" && !t.IsString()
+	if f.opts.HasNullLiteral {
+		isNull = !fl.quoted && fl.raw == f.opts.NullLiteral
+	}
+	if isNull {
+		if t.NotNull {
+			return nil, fmt.Errorf("field %s: %w", path, schema.ErrNotNull)
+		}
+		return nil, nil
+	}
+	if t.Kind == schema.KindArray {
+		if fl.text == "" {
+			return []any{}, nil
+		}
+		parts := strings.Split(fl.text, f.opts.ArrayElementDelimiter)
+		out := make([]any, len(parts))
+		for i, p := range parts {
+			var err error
+			if out[i], err = f.decodeField(t.Elem, field{text: p, raw: p}, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	v, err := decodeScalar(t, fl.text)
+	if err != nil {
+		return nil, fmt.Errorf("field %s: cannot read %q as %s: %w", path, clip(fl.text), t, err)
+	}
+	return v, nil
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+func decodeScalar(t *schema.Type, s string) (any, error) {
+	switch t.Kind {
+	case schema.KindChar, schema.KindVarchar:
+		return s, nil
+	case schema.KindBoolean:
+		return strconv.ParseBool(strings.TrimSpace(s))
+	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		if err := schema.CheckIntRange(t.Kind, n); err != nil {
+			return nil, err
+		}
+		return n, nil
+	case schema.KindFloat, schema.KindDouble:
+		x, err := schema.ParseFloat(s)
+		if err != nil {
+			return nil, err
+		}
+		if t.Kind == schema.KindFloat {
+			x = float64(float32(x))
+		}
+		return x, nil
+	case schema.KindDecimal:
+		return schema.ParseDecimal(s, t.Precision, t.Scale)
+	case schema.KindDate:
+		return schema.ParseDate(s)
+	case schema.KindTime:
+		return schema.ParseTime(s, t.Precision)
+	case schema.KindTimestamp, schema.KindTimestampLTZ:
+		return schema.TimestampSQL.ParseTimestamp(s, t.Kind == schema.KindTimestampLTZ, t.Precision)
+	case schema.KindBinary, schema.KindVarbinary:
+		return base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	}
+	return nil, fmt.Errorf("unsupported type")
+}
+
+// Encode writes a row as one CSV line without a terminator. The row may
+// hold any value that schema.Coerce accepts.
+func (f *Format) Encode(row map[string]any) ([]byte, error) {
+	var b strings.Builder
+	for i, fld := range f.row.Fields {
+		v, err := schema.Coerce(fld.Type, row[fld.Name], fld.Name)
+		if err != nil {
+			return nil, fmt.Errorf("format csv: field %w", err)
+		}
+		if i > 0 {
+			b.WriteRune(f.opts.FieldDelimiter)
+		}
+		text, isNull, err := f.fieldText(fld.Type, v, fld.Name)
+		if err != nil {
+			return nil, err
+		}
+		if isNull {
+			b.WriteString(f.opts.NullLiteral)
+			continue
+		}
+		if text == "" && fld.Type.Kind == schema.KindArray {
+			// An empty array: a quoted empty field, or an empty one when a
+			// null literal tells NULL apart.
+			switch {
+			case !f.opts.DisableQuoteCharacter:
+				b.WriteRune(f.opts.QuoteCharacter)
+				b.WriteRune(f.opts.QuoteCharacter)
+			case !f.opts.HasNullLiteral || f.opts.NullLiteral == "":
+				return nil, fmt.Errorf("format csv: field %s: an empty array cannot be told from NULL with quoting disabled and no 'null-literal'", fld.Name)
+			}
+			continue
+		}
+		if err := f.writeField(&b, text, fld.Name); err != nil {
+			return nil, err
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+// fieldText renders a coerced value; isNull reports NULL.
+func (f *Format) fieldText(t *schema.Type, v any, path string) (string, bool, error) {
+	if v == nil {
+		return "", true, nil
+	}
+	if t.Kind != schema.KindArray {
+		return scalarText(t, v), false, nil
+	}
+	list := v.([]any)
+	parts := make([]string, len(list))
+	for i, e := range list {
+		if e == nil {
+			if !f.opts.HasNullLiteral {
+				return "", false, fmt.Errorf("format csv: field %s[%d]: a NULL array element needs option 'null-literal'", path, i)
+			}
+			parts[i] = f.opts.NullLiteral
+			continue
+		}
+		s := scalarText(t.Elem, e)
+		if strings.Contains(s, f.opts.ArrayElementDelimiter) || s == "" && len(list) == 1 {
+			return "", false, fmt.Errorf("format csv: field %s[%d]: value %q cannot be written in an array (it holds the element delimiter or is empty)", path, i, clip(s))
+		}
+		if f.opts.HasNullLiteral && s == f.opts.NullLiteral {
+			return "", false, fmt.Errorf("format csv: field %s[%d]: value %q is the null literal", path, i, clip(s))
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, f.opts.ArrayElementDelimiter), false, nil
+}
+
+func scalarText(t *schema.Type, v any) string {
+	switch t.Kind {
+	case schema.KindChar, schema.KindVarchar:
+		return v.(string)
+	case schema.KindBoolean:
+		return strconv.FormatBool(v.(bool))
+	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
+		return strconv.FormatInt(v.(int64), 10)
+	case schema.KindFloat:
+		return schema.FormatFloat(v.(float64), 32)
+	case schema.KindDouble:
+		return schema.FormatFloat(v.(float64), 64)
+	case schema.KindDecimal:
+		return string(v.(json.Number))
+	case schema.KindDate:
+		return schema.FormatDate(v.(time.Time))
+	case schema.KindTime:
+		return schema.FormatTime(v.(time.Time))
+	case schema.KindTimestamp, schema.KindTimestampLTZ:
+		return schema.TimestampSQL.FormatTimestamp(v.(time.Time), t.Kind == schema.KindTimestampLTZ)
+	case schema.KindBinary, schema.KindVarbinary:
+		return base64.StdEncoding.EncodeToString(v.([]byte))
+	}
+	return ""
+}
+
+// writeField writes text quoted or escaped as needed, so that it reads back
+// as the same value.
+func (f *Format) writeField(b *strings.Builder, text string, path string) error {
+	o := f.opts
+	atLineStart := b.Len() == 0
+	needs := strings.ContainsRune(text, o.FieldDelimiter) || strings.ContainsAny(text, "\n\r") ||
+		o.HasEscape && strings.ContainsRune(text, o.EscapeCharacter) ||
+		o.HasNullLiteral && text == o.NullLiteral ||
+		o.AllowComments && atLineStart && strings.HasPrefix(text, "#")
+	if !o.DisableQuoteCharacter {
+		if !needs && !strings.ContainsRune(text, o.QuoteCharacter) {
+			b.WriteString(text)
+			return nil
+		}
+		b.WriteRune(o.QuoteCharacter)
+		for _, r := range text {
+			if r == o.QuoteCharacter || o.HasEscape && r == o.EscapeCharacter {
+				b.WriteRune(r) // doubled quote; escaped escape
+			}
+			b.WriteRune(r)
+		}
+		b.WriteRune(o.QuoteCharacter)
+		return nil
+	}
+	if !needs {
+		b.WriteString(text)
+		return nil
+	}
+	if !o.HasEscape || strings.ContainsAny(text, "\n\r") || o.HasNullLiteral && text == o.NullLiteral {
+		return fmt.Errorf("format csv: field %s: value %q cannot be written with quoting disabled (it holds the field delimiter, a line break or the null literal)", path, clip(text))
+	}
+	for i, r := range text {
+		if r == o.FieldDelimiter || r == o.EscapeCharacter || i == 0 && r == '#' && o.AllowComments && atLineStart {
+			b.WriteRune(o.EscapeCharacter)
+		}
+		b.WriteRune(r)
+	}
+	return nil
+}
