@@ -26,8 +26,12 @@ const (
 	// are reported, but acknowledged records can be lost when a leader
 	// fails, and retries can duplicate them.
 	DeliveryNone DeliveryGuarantee = "none"
-	// DeliveryExactlyOnce writes in Kafka transactions. Reserved: it is
-	// rejected by validate until transactions are implemented.
+	// DeliveryExactlyOnce writes each batch in one Kafka transaction with
+	// a transactional producer (acks=all, idempotent): a batch's records
+	// become visible to read_committed readers all together, and the
+	// batch is acknowledged only after the commit. Retries after a failed
+	// commit can still repeat a batch that an input redelivers, so from a
+	// non-Kafka input this is at-least-once with atomic batches.
 	DeliveryExactlyOnce DeliveryGuarantee = "exactly_once"
 )
 
@@ -88,8 +92,31 @@ type Config struct {
 	TimestampMs *service.InterpolatedString
 	// DeliveryGuarantee defaults to DeliveryAtLeastOnce.
 	DeliveryGuarantee DeliveryGuarantee
-	// MaxInFlight is the number of batches written in parallel. Default 64.
+	// MaxInFlight is the number of batches written in parallel. Default 64;
+	// with DeliveryExactlyOnce it must be 1 (and defaults to 1), since a
+	// transactional producer runs one transaction at a time.
 	MaxInFlight int
+	// TransactionalIDPrefix, joined with TransactionalIDSuffix, is the
+	// transactional id. Required with DeliveryExactlyOnce, and only
+	// allowed with it. Flink option: `sink.transactional-id-prefix`.
+	TransactionalIDPrefix string
+	// TransactionalIDSuffix makes the transactional id unique per writer
+	// and stable across restarts, so that a restarted writer fences its
+	// predecessor. Default "0".
+	TransactionalIDSuffix string
+	// TransactionTimeout is how long the broker lets a transaction stay
+	// open before aborting it. Default 1m. Flink option:
+	// `properties.transaction.timeout.ms`.
+	TransactionTimeout time.Duration
+	// Partition is evaluated per message to the partition number with
+	// PartitionerManual; nil otherwise.
+	Partition *service.InterpolatedString
+	// PartitionExpression is the CEL program of PartitionerExpression;
+	// empty otherwise.
+	PartitionExpression string
+	// WriterIndex is this writer's index for PartitionerFixed (Flink's
+	// subtask index). Default 0.
+	WriterIndex int
 	// Batching is the Benthos batch policy in front of the sink.
 	Batching service.BatchPolicy
 	// Compression defaults to CompressionNone.
@@ -134,13 +161,36 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	part, err := conf.FieldString(FieldPartitioner)
 	keep(err)
-	c.Partitioner = Partitioner(part)
+	c.Partitioner = parsePartitioner(part)
+	if conf.Contains(FieldPartition) {
+		c.Partition, err = conf.FieldInterpolatedString(FieldPartition)
+		keep(err)
+	}
+	c.PartitionExpression, err = conf.FieldString(FieldPartitionExpression)
+	keep(err)
+	c.WriterIndex, err = conf.FieldInt(FieldWriterIndex)
+	keep(err)
 	c.Headers, err = conf.FieldMetadataFilter(FieldMetadata)
 	keep(err)
 	dg, err := conf.FieldString(FieldDeliveryGuarantee)
 	keep(err)
 	c.DeliveryGuarantee = parseDeliveryGuarantee(dg)
-	c.MaxInFlight, err = conf.FieldInt(FieldMaxInFlight)
+	// max_in_flight has no spec default because its default depends on
+	// delivery_guarantee: a transactional producer runs one transaction
+	// at a time.
+	c.MaxInFlight = defaultMaxInFlight
+	if c.DeliveryGuarantee == DeliveryExactlyOnce {
+		c.MaxInFlight = 1
+	}
+	if conf.Contains(FieldMaxInFlight) {
+		c.MaxInFlight, err = conf.FieldInt(FieldMaxInFlight)
+		keep(err)
+	}
+	c.TransactionalIDPrefix, err = conf.FieldString(FieldTransactionalIDPrefix)
+	keep(err)
+	c.TransactionalIDSuffix, err = conf.FieldString(FieldTransactionalIDSuffix)
+	keep(err)
+	c.TransactionTimeout, err = conf.FieldDuration(FieldTransactionTimeout)
 	keep(err)
 	c.Batching, err = conf.FieldBatchPolicy(FieldBatching)
 	keep(err)
@@ -169,20 +219,25 @@ func (c Config) validate() error {
 	} else if s, static := c.Topic.Static(); static && s == "" {
 		errs = append(errs, fmt.Errorf("field %s: must not be empty", FieldTopic))
 	}
-	if _, err := c.Partitioner.kgoPartitioner(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, c.validatePartitioner()...)
 	switch c.DeliveryGuarantee {
 	case DeliveryAtLeastOnce, DeliveryNone:
+		if c.TransactionalIDPrefix != "" {
+			errs = append(errs, fmt.Errorf("field %s: only used with %s %s, but %s is %s",
+				FieldTransactionalIDPrefix, FieldDeliveryGuarantee, DeliveryExactlyOnce, FieldDeliveryGuarantee, c.DeliveryGuarantee))
+		}
 	case DeliveryExactlyOnce:
-		errs = append(errs, fmt.Errorf("field %s: %s is not yet supported (want %s or %s)",
-			FieldDeliveryGuarantee, DeliveryExactlyOnce, DeliveryAtLeastOnce, DeliveryNone))
+		errs = append(errs, c.validateExactlyOnce()...)
 	default:
-		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)",
-			FieldDeliveryGuarantee, c.DeliveryGuarantee, DeliveryAtLeastOnce, DeliveryNone))
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s, %s or %s)",
+			FieldDeliveryGuarantee, c.DeliveryGuarantee, DeliveryAtLeastOnce, DeliveryExactlyOnce, DeliveryNone))
 	}
 	if c.MaxInFlight < 1 {
 		errs = append(errs, fmt.Errorf("field %s: must be at least 1, got %d", FieldMaxInFlight, c.MaxInFlight))
+	}
+	if c.TransactionTimeout < time.Millisecond {
+		// Kafka takes whole milliseconds and refuses 0.
+		errs = append(errs, fmt.Errorf("field %s: must be at least 1ms, got %v", FieldTransactionTimeout, c.TransactionTimeout))
 	}
 	if _, ok := c.Compression.codec(); !ok {
 		errs = append(errs, fmt.Errorf("field %s: unknown codec %q (want %s, %s, %s, %s or %s)", FieldCompression, c.Compression,
@@ -198,11 +253,45 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// producerOpts turns the sink's fields into client options; the connection
-// options come from kafkaconn. Call only on a validated Config.
-func (c Config) producerOpts() []kgo.Opt {
+// validateExactlyOnce collects the problems of the exactly_once fields.
+func (c Config) validateExactlyOnce() []error {
+	var errs []error
+	if strings.TrimSpace(c.TransactionalIDPrefix) == "" {
+		errs = append(errs, fmt.Errorf("field %s: required with %s %s",
+			FieldTransactionalIDPrefix, FieldDeliveryGuarantee, DeliveryExactlyOnce))
+	}
+	if strings.TrimSpace(c.TransactionalIDSuffix) == "" {
+		errs = append(errs, fmt.Errorf("field %s: must not be empty with %s %s (an unset environment variable?)",
+			FieldTransactionalIDSuffix, FieldDeliveryGuarantee, DeliveryExactlyOnce))
+	}
+	if c.MaxInFlight > 1 {
+		errs = append(errs, fmt.Errorf("field %s: must be 1 with %s %s (a transactional producer runs one transaction at a time), got %d",
+			FieldMaxInFlight, FieldDeliveryGuarantee, DeliveryExactlyOnce, c.MaxInFlight))
+	}
+	if c.Batching.Period != "" && c.TransactionTimeout > 0 {
+		period, err := time.ParseDuration(c.Batching.Period)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("field %s.period: %w", FieldBatching, err))
+		case period >= c.TransactionTimeout:
+			errs = append(errs, fmt.Errorf("field %s.period: must be shorter than %s (%v) with %s %s, got %v",
+				FieldBatching, FieldTransactionTimeout, c.TransactionTimeout, FieldDeliveryGuarantee, DeliveryExactlyOnce, period))
+		}
+	}
+	return errs
+}
+
+// TransactionalID is the transactional id of an exactly_once sink:
+// `<prefix>-<suffix>`.
+func (c Config) TransactionalID() string {
+	return c.TransactionalIDPrefix + "-" + c.TransactionalIDSuffix
+}
+
+// producerOpts turns the sink's fields into client options, with part as
+// the partitioner; the connection options come from kafkaconn. Call only on a
+// validated Config.
+func (c Config) producerOpts(part kgo.Partitioner) []kgo.Opt {
 	codec, _ := c.Compression.codec()
-	part, _ := c.Partitioner.kgoPartitioner()
 	opts := []kgo.Opt{
 		kgo.RecordPartitioner(part),
 		kgo.ProducerBatchCompression(codec),
@@ -228,6 +317,14 @@ func (c Config) producerOpts() []kgo.Opt {
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowIdempotentProduceCancellation())
 	case DeliveryNone:
 		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	case DeliveryExactlyOnce:
+		// No AllowIdempotentProduceCancellation: franz-go refuses it
+		// with a transactional id. A record that is in flight when the
+		// Timeout deadline passes is waited for; the transaction is
+		// then aborted as a whole if anything failed.
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()),
+			kgo.TransactionalID(c.TransactionalID()),
+			kgo.TransactionTimeout(c.TransactionTimeout))
 	}
 	return opts
 }

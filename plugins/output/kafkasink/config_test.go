@@ -30,8 +30,26 @@ topic: events
 		t.Fatal(err)
 	}
 	if c.DeliveryGuarantee != DeliveryAtLeastOnce || c.Partitioner != PartitionerDefault || c.Compression != CompressionNone ||
-		c.MaxInFlight != 64 || c.MaxMessageBytes != 1<<20 || c.Timeout != 10*time.Second {
+		c.MaxInFlight != 64 || c.MaxMessageBytes != 1<<20 || c.Timeout != 10*time.Second ||
+		c.TransactionalIDPrefix != "" || c.TransactionalIDSuffix != "0" || c.TransactionTimeout != time.Minute || c.WriterIndex != 0 {
 		t.Errorf("unexpected defaults: %+v", c)
+	}
+	if c.Partition != nil {
+		t.Errorf("partition must be absent by default")
+	}
+
+	// exactly_once: max_in_flight defaults to 1, the id is prefix-suffix.
+	c, err = parseConfig(t, `
+seed_brokers: [ "localhost:9092" ]
+topic: events
+delivery_guarantee: exactly-once
+transactional_id_prefix: orders
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxInFlight != 1 || c.TransactionalID() != "orders-0" {
+		t.Errorf("exactly_once: max_in_flight %d (want 1), transactional id %q (want orders-0)", c.MaxInFlight, c.TransactionalID())
 	}
 	if c.Key != nil || c.TimestampMs != nil {
 		t.Errorf("key and timestamp_ms must be absent by default")
@@ -53,15 +71,37 @@ func TestConfigValidation(t *testing.T) {
 		{name: "flink spelling", yaml: base + "delivery_guarantee: at-least-once\n", want: DeliveryAtLeastOnce},
 		{name: "flink enum", yaml: base + "delivery_guarantee: AT_LEAST_ONCE\n", want: DeliveryAtLeastOnce},
 		{name: "none", yaml: base + "delivery_guarantee: NONE\n", want: DeliveryNone},
-		{name: "exactly once not yet", yaml: base + "delivery_guarantee: exactly-once\n",
-			wantErr: []string{"field delivery_guarantee: exactly_once is not yet supported"}},
+		{name: "exactly once needs a prefix", yaml: base + "delivery_guarantee: exactly-once\n",
+			wantErr: []string{"field transactional_id_prefix: required with delivery_guarantee exactly_once"}},
+		{name: "exactly once flink spelling", yaml: base + "delivery_guarantee: EXACTLY_ONCE\ntransactional_id_prefix: app\n", want: DeliveryExactlyOnce},
+		{name: "prefix without exactly once", yaml: base + "transactional_id_prefix: app\n",
+			wantErr: []string{"field transactional_id_prefix: only used with delivery_guarantee exactly_once, but delivery_guarantee is at_least_once"}},
+		{name: "exactly once checks", yaml: base + "delivery_guarantee: exactly_once\ntransactional_id_prefix: app\ntransactional_id_suffix: \"\"\n" +
+			"max_in_flight: 4\ntransaction_timeout: 10s\nbatching:\n  period: 10s\n",
+			wantErr: []string{
+				"field transactional_id_suffix: must not be empty",
+				"field max_in_flight: must be 1 with delivery_guarantee exactly_once",
+				"field batching.period: must be shorter than transaction_timeout (10s) with delivery_guarantee exactly_once, got 10s",
+			}},
+		{name: "transaction timeout positive", yaml: base + "transaction_timeout: 0s\n",
+			wantErr: []string{"field transaction_timeout: must be at least 1ms, got 0s"}},
+		{name: "transaction timeout in whole milliseconds", yaml: base + "transaction_timeout: 500us\n",
+			wantErr: []string{"field transaction_timeout: must be at least 1ms, got 500µs"}},
+		{name: "manual needs partition", yaml: base + "partitioner: manual\n",
+			wantErr: []string{"field partition: required with partitioner manual"}},
+		{name: "partition needs manual", yaml: base + "partitioner: round-robin\npartition: \"3\"\n",
+			wantErr: []string{"field partition: only used with partitioner manual, but partitioner is round_robin"}},
+		{name: "unknown partitioner", yaml: base + "partitioner: sticky\n",
+			wantErr: []string{`field partitioner: unknown partitioner "sticky" (want default, fixed, round_robin, manual or expression)`}},
+		{name: "negative writer index", yaml: base + "partitioner: fixed\nwriter_index: -1\n",
+			wantErr: []string{"field writer_index: must not be negative, got -1"}},
 		{name: "unknown guarantee", yaml: base + "delivery_guarantee: at_most_once\n",
 			wantErr: []string{`field delivery_guarantee: unknown value "at_most_once"`}},
 		{name: "empty static topic", yaml: "seed_brokers: [ \"localhost:9092\" ]\ntopic: \"\"\n",
 			wantErr: []string{"field topic: must not be empty"}},
 		{name: "all problems at once", yaml: base + "delivery_guarantee: exactly_once\nmax_in_flight: 0\nmax_message_bytes: 100\ntimeout: 0s\n",
 			wantErr: []string{
-				"field delivery_guarantee: exactly_once is not yet supported",
+				"field transactional_id_prefix: required with delivery_guarantee exactly_once",
 				"field max_in_flight: must be at least 1, got 0",
 				"field max_message_bytes: must be between 512 and 104857600 bytes, got 100",
 				"field timeout: must be positive",
@@ -104,7 +144,30 @@ func TestLintRule(t *testing.T) {
 		want  []string
 	}{
 		{name: "clean", extra: "delivery_guarantee: at-least-once"},
-		{name: "exactly once", extra: "delivery_guarantee: exactly_once", want: []string{"exactly_once is not yet supported"}},
+		{name: "exactly once clean", extra: "delivery_guarantee: exactly-once\n    transactional_id_prefix: app\n    batching: { period: 1s }"},
+		{name: "exactly once needs prefix", extra: "delivery_guarantee: exactly_once",
+			want: []string{"field transactional_id_prefix: required with delivery_guarantee exactly_once"}},
+		{name: "exactly once checks", extra: "delivery_guarantee: exactly_once\n    transactional_id_prefix: app\n    transactional_id_suffix: \"\"\n" +
+			"    max_in_flight: 8\n    transaction_timeout: 30s\n    batching: { period: 1m }",
+			want: []string{
+				"field transactional_id_suffix: must not be empty",
+				"field max_in_flight: must be 1 with delivery_guarantee exactly_once",
+				"field batching.period: must be shorter than transaction_timeout (30s) with delivery_guarantee exactly_once, got 1m",
+			}},
+		{name: "batching period at the default timeout", extra: "delivery_guarantee: exactly_once\n    transactional_id_prefix: app\n    batching: { period: 60s }",
+			want: []string{"field batching.period: must be shorter than transaction_timeout (1m)"}},
+		{name: "prefix without exactly once", extra: "transactional_id_prefix: app",
+			want: []string{"field transactional_id_prefix: only used with delivery_guarantee exactly_once"}},
+		{name: "transaction timeout too short", extra: "transaction_timeout: 100us",
+			want: []string{"field transaction_timeout: must be at least 1ms, got 100us"}},
+		{name: "transaction timeout wrong type", extra: "transaction_timeout: soon",
+			want: []string{"field transaction_timeout: expected a Go duration"}},
+		{name: "partitioners clean", extra: "partitioner: fixed\n    writer_index: 3"},
+		{name: "manual clean", extra: "partitioner: manual\n    partition: ${! @p }"},
+		{name: "manual needs partition", extra: "partitioner: manual", want: []string{"field partition: required with partitioner manual"}},
+		{name: "partition needs manual", extra: "partition: \"1\"", want: []string{"field partition: only used with partitioner manual, but partitioner is default"}},
+		{name: "unknown partitioner", extra: "partitioner: sticky", want: []string{`field partitioner: unknown partitioner "sticky"`}},
+		{name: "negative writer index", extra: "partitioner: fixed\n    writer_index: -2", want: []string{"field writer_index: must not be negative"}},
 		{name: "unknown guarantee", extra: "delivery_guarantee: maybe", want: []string{`unknown value "maybe"`}},
 		{name: "bounds", extra: "max_in_flight: 0\n    max_message_bytes: 10",
 			want: []string{"field max_in_flight: must be at least 1", "field max_message_bytes: must be between 512 and 104857600"}},
@@ -142,31 +205,17 @@ output:
 	}
 }
 
-// The spec's example must lint clean.
-func TestSpecExampleLints(t *testing.T) {
+// The spec's examples must lint clean.
+func TestSpecExamplesLint(t *testing.T) {
 	t.Parallel()
 	linter := service.GlobalEnvironment().FullConfigSchema("", "").NewStreamConfigLinter()
-	lints, err := linter.LintYAML([]byte(`
-input:
-  generate:
-    mapping: root = {}
-output:
-  kafka_sink:
-    seed_brokers: [ localhost:9092 ]
-    topic: orders
-    key: ${! json("customer_id") }
-    metadata:
-      include_prefixes: [ trace_ ]
-    timestamp_ms: ${! json("event_time").ts_parse("2006-01-02T15:04:05Z07:00").ts_unix_milli() }
-    delivery_guarantee: at_least_once
-    batching:
-      count: 500
-      period: 50ms
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range lints {
-		t.Errorf("line %d: %s", l.Line, l.What)
+	for name, example := range map[string]string{"keyed": exampleKeyed, "exactly once": exampleExactlyOnce} {
+		lints, err := linter.LintYAML([]byte("input:\n  generate:\n    mapping: root = {}\n" + example))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lints {
+			t.Errorf("%s: line %d: %s", name, l.Line, l.What)
+		}
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -54,5 +57,171 @@ metadata:
 	want := `key|h_source=connectd,h_trace=abc|1700000000123|1|{"hello":"kafka"}`
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Fatalf("kcat read\n  %s\nwant\n  %s", got, want)
+	}
+}
+
+// kcatCommitted reads topic with kcat (librdkafka) as a read_committed
+// consumer from the beginning to the end and returns the values.
+func kcatCommitted(t *testing.T, kcat, broker, topic string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", broker, "-t", topic, "-o", "beginning", "-e", "-q",
+		"-X", "isolation.level=read_committed", "-f", "%s\n").Output()
+	if err != nil {
+		var stderr string
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("kcat: %v: %s", err, stderr)
+	}
+	return strings.Fields(string(out))
+}
+
+// On a real Apache Kafka broker, exactly_once batches commit and kcat reading
+// read_committed sees them; a batch that Kafka refuses in part is aborted and
+// kcat sees none of it, although its other records are in the log.
+func TestIntegrationExactlyOnceKcat(t *testing.T) {
+	t.Parallel()
+	broker := kafkatest.Broker(t)
+	kcat := kafkatest.Kcat(t)
+	topic := kafkatest.NewTopic(t, broker, "kafkasink-eos", 3)
+	small := newSmallTopic(t, broker)
+
+	s := newConnectedSink(t, fmt.Sprintf(`
+seed_brokers: [ %q ]
+topic: ${! @topic.or(%q) }
+key: ${! content() }
+delivery_guarantee: exactly_once
+transactional_id_prefix: %s
+allow_auto_topic_creation: false
+`, broker, topic, topic))
+	s.recreateBackoffMin = time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	if err := s.WriteBatch(ctx, values("", "c1", "c2", "c3", "c4")); err != nil {
+		t.Fatal(err)
+	}
+	aborted := append(values("", "a1", "a2"), message(strings.Repeat("x", 4096), "topic", small))
+	err := s.WriteBatch(ctx, aborted)
+	if err == nil {
+		t.Fatal("a batch with a record over max.message.bytes committed")
+	}
+	t.Logf("aborted as expected: %v", err)
+	if errors.Is(err, service.ErrNotConnected) {
+		if err := s.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.WriteBatch(ctx, values("", "c5", "c6")); err != nil {
+		t.Fatal(err)
+	}
+
+	got := kcatCommitted(t, kcat, broker, topic)
+	slices.Sort(got)
+	if want := []string{"c1", "c2", "c3", "c4", "c5", "c6"}; !slices.Equal(got, want) {
+		t.Fatalf("kcat read_committed sees %v, want %v", got, want)
+	}
+	if n := endOffsets(t, broker, topic); n < 8 {
+		t.Errorf("the log holds %d offsets, want the aborted records and markers too (>= 8)", n)
+	}
+}
+
+// A transaction timeout above the broker's transaction.max.timeout.ms (15
+// minutes by default) fails at connect, naming both values.
+func TestIntegrationTransactionTimeoutRefused(t *testing.T) {
+	t.Parallel()
+	broker := kafkatest.Broker(t)
+	cfg, err := parseConfig(t, fmt.Sprintf(`
+seed_brokers: [ %q ]
+topic: events
+delivery_guarantee: exactly_once
+transactional_id_prefix: connectd-timeout-test
+transaction_timeout: 16m
+`, broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSink(cfg, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = s.Connect(ctx)
+	if err == nil {
+		t.Fatal("Connect accepted a 16m transaction timeout")
+	}
+	for _, want := range []string{"16m0s", "960000 ms", "transaction.max.timeout.ms is 900000 ms (15m0s)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q: %v", want, err)
+		}
+	}
+}
+
+// newSmallTopic creates a one-partition topic accepting record batches of at
+// most 1 KiB, deleted at the end of the test.
+func newSmallTopic(t *testing.T, broker string) string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	name := fmt.Sprintf("kafkasink-small-%d", time.Now().UnixNano())
+	limit := "1024"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": &limit}, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+		if err != nil {
+			return
+		}
+		defer cl.Close()
+		_, _ = kadm.NewClient(cl).DeleteTopics(context.Background(), name)
+	})
+	return name
+}
+
+// On a real broker, a second writer with the same transactional id fences the
+// first; the first's batch is not committed and kcat never sees it.
+func TestIntegrationExactlyOnceFencing(t *testing.T) {
+	t.Parallel()
+	broker := kafkatest.Broker(t)
+	kcat := kafkatest.Kcat(t)
+	topic := kafkatest.NewTopic(t, broker, "kafkasink-fence", 1)
+	yaml := fmt.Sprintf(`
+seed_brokers: [ %q ]
+topic: %s
+delivery_guarantee: exactly_once
+transactional_id_prefix: %s
+transactional_id_suffix: same
+`, broker, topic, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	first := newConnectedSink(t, yaml)
+	if err := first.WriteBatch(ctx, values("", "first-1")); err != nil {
+		t.Fatal(err)
+	}
+	second := newConnectedSink(t, yaml)
+	err := first.WriteBatch(ctx, values("", "zombie"))
+	if !errors.Is(err, ErrFenced) {
+		t.Fatalf("want the first writer fenced, got %v", err)
+	}
+	if err := second.WriteBatch(ctx, values("", "second-1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := kcatCommitted(t, kcat, broker, topic); !slices.Equal(got, []string{"first-1", "second-1"}) {
+		t.Fatalf("kcat read_committed sees %v, want [first-1 second-1]", got)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // recordingMetrics is a metrics exporter that keeps counter totals and timer
@@ -56,8 +58,21 @@ func (m *recordingMetrics) NewTimerCtor(name string, keys ...string) service.Met
 	}
 }
 
-func (m *recordingMetrics) NewGaugeCtor(string, ...string) service.MetricsExporterGaugeCtor {
-	return func(...string) service.MetricsExporterGauge { return metricFunc(func(int64) {}) }
+// gaugeFunc records the last value set.
+type gaugeFunc func(int64)
+
+func (f gaugeFunc) Incr(v int64) {}
+func (f gaugeFunc) Decr(v int64) {}
+func (f gaugeFunc) Set(v int64)  { f(v) }
+
+func (m *recordingMetrics) NewGaugeCtor(name string, keys ...string) service.MetricsExporterGaugeCtor {
+	return func(values ...string) service.MetricsExporterGauge {
+		return gaugeFunc(func(v int64) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.values[name+"{}"] = v
+		})
+	}
 }
 
 func (*recordingMetrics) Close(context.Context) error { return nil }
@@ -116,6 +131,83 @@ kafka_sink:
 		"kafka_sink_records_sent{events}":       2,
 		"kafka_sink_records_failed{events}":     1,
 		"kafka_sink_produce_latency_ns{events}": 2, // observations
+	} {
+		if got := rec.get(key); got != want {
+			t.Errorf("%s = %d, want %d", key, got, want)
+		}
+	}
+
+	if err := stream.StopWithin(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+// With exactly_once the registered output counts transactions begun,
+// committed and aborted, times commits, records the size of the last
+// committed transaction, and counts records and bytes only once committed.
+func TestTransactionMetricsThroughStream(t *testing.T) {
+	t.Parallel()
+	c, addr := newCluster(t, kfake.SeedTopics(1, "events"))
+	rec := &recordingMetrics{values: map[string]int64{}}
+	env := service.NewEnvironment()
+	if err := env.RegisterMetricsExporter("recording", service.NewConfigSpec(),
+		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) { return rec, nil }); err != nil {
+		t.Fatal(err)
+	}
+	b := env.NewStreamBuilder()
+	produce, err := b.AddBatchProducerFunc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetMetricsYAML("recording: {}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetLoggerYAML("level: none"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddOutputYAML(fmt.Sprintf(`
+kafka_sink:
+  seed_brokers: [ %q ]
+  topic: events
+  delivery_guarantee: exactly_once
+  transactional_id_prefix: metrics
+`, addr)); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- stream.Run(ctx) }()
+
+	if err := produce(ctx, service.MessageBatch{message("one"), message("two"), message("three")}); err != nil {
+		t.Fatal(err)
+	}
+	// The next transaction's commit is refused.
+	c.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		return resp, nil, true
+	})
+	if err := produce(ctx, service.MessageBatch{message("lost")}); err == nil {
+		t.Fatal("a batch whose commit failed was acknowledged")
+	}
+
+	for key, want := range map[string]int64{
+		"kafka_sink_records_sent{events}":    3,
+		"kafka_sink_bytes_sent{events}":      int64(len("one") + len("two") + len("three")),
+		"kafka_sink_txn_begun{}":             2,
+		"kafka_sink_txn_committed{}":         1,
+		"kafka_sink_txn_aborted{}":           1,
+		"kafka_sink_txn_commit_latency_ns{}": 1, // observations
+		"kafka_sink_txn_records{}":           3,
+		"kafka_sink_txn_fenced{}":            0,
 	} {
 		if got := rec.get(key); got != want {
 			t.Errorf("%s = %d, want %d", key, got, want)

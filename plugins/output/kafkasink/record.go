@@ -1,6 +1,7 @@
 package kafkasink
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,14 +25,20 @@ type recordBuilder struct {
 	key         *service.InterpolatedString // nil: null key
 	timestampMs *service.InterpolatedString // nil: produce time
 	headers     *service.MetadataFilter     // nil: no headers
+	partition   *service.InterpolatedString // nil: the partitioner chooses
+	// partitionMeta: the partitioner reads the message metadata (a
+	// partition_expression), carried in the record's partitionCheck.
+	partitionMeta bool
 }
 
 func newRecordBuilder(c Config) recordBuilder {
 	return recordBuilder{
-		topic:       c.Topic,
-		key:         c.Key,
-		timestampMs: c.TimestampMs,
-		headers:     c.Headers,
+		topic:         c.Topic,
+		key:           c.Key,
+		timestampMs:   c.TimestampMs,
+		headers:       c.Headers,
+		partition:     c.Partition,
+		partitionMeta: c.Partitioner == PartitionerExpression,
 	}
 }
 
@@ -75,6 +82,24 @@ func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, er
 			r.Timestamp = time.UnixMilli(ms)
 		}
 	}
+	if b.partition != nil {
+		s, err := batch.TryInterpolatedString(i, b.partition)
+		if err != nil {
+			return r, fmt.Errorf("field %s: %w", FieldPartition, err)
+		}
+		if r.Partition, err = parsePartition(s); err != nil {
+			r.Partition = partitionUnassigned
+			return r, fmt.Errorf("field %s: topic %q: %w", FieldPartition, topic, err)
+		}
+	}
+	if b.partitionMeta {
+		meta := map[string]string{}
+		_ = msg.MetaWalk(func(k, v string) error {
+			meta[k] = v
+			return nil
+		})
+		r.Context, _ = withPartitionCheck(context.Background(), &partitionCheck{meta: meta})
+	}
 	if b.headers != nil && !b.headers.IsEmpty() {
 		_ = b.headers.Walk(msg, func(k, v string) error {
 			r.Headers = append(r.Headers, kgo.RecordHeader{Key: k, Value: []byte(v)})
@@ -100,4 +125,14 @@ func parseTimestampMs(s string) (int64, error) {
 		return 0, fmt.Errorf("%w, got %d", errNegativeTimestamp, ms)
 	}
 	return ms, nil
+}
+
+// recordBytes is the size of r's key, value and headers, as counted by the
+// bytes-sent metric (the wire adds framing and compresses).
+func recordBytes(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }

@@ -15,14 +15,6 @@ import (
 	"github.com/connectd/connectd/internal/kafkaconn"
 )
 
-// Metric names; every metric carries a `topic` label.
-const (
-	metricRecordsSent    = "kafka_sink_records_sent"
-	metricRecordsFailed  = "kafka_sink_records_failed"
-	metricProduceLatency = "kafka_sink_produce_latency_ns"
-	metricLabelTopic     = "topic"
-)
-
 var (
 	// ErrSinkClosed is returned by Connect after Close.
 	ErrSinkClosed = errors.New("kafka_sink: closed")
@@ -49,21 +41,53 @@ func (e *ProduceError) Error() string {
 
 func (e *ProduceError) Unwrap() error { return e.Err }
 
+// Back-off bounds for recreating a transactional producer: after one was
+// lost (fenced, or failed beyond repair), Connect waits recreateBackoffMin
+// before creating a new one, doubling per further loss without a commit in
+// between up to recreateBackoffMax, so that two writers with the same
+// transactional id do not fence each other in a tight loop. (Fencing does
+// not always surface as PRODUCER_FENCED: a commit racing the other writer's
+// initialisation can fail with INVALID_TXN_STATE instead.)
+const (
+	recreateBackoffMin = time.Second
+	recreateBackoffMax = time.Minute
+)
+
 // Sink is the kafka_sink output, a service.BatchOutput.
 type Sink struct {
 	cfg     Config
 	records recordBuilder
 	log     *service.Logger
-
 	conn    *kafkaconn.Connector
-	sent    *service.MetricCounter
-	failed  *service.MetricCounter
-	latency *service.MetricTimer
+	m       metrics
+
+	// write is the WriteBatch strategy of the delivery guarantee.
+	write func(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error
+	// checkPartitions: records carry a partitionCheck (manual and
+	// expression partitioners), so that a partition that cannot be
+	// chosen is reported as a PartitionError.
+	checkPartitions bool
+	// partitioner returns a new partitioner for each client; a
+	// partition_expression is compiled once, in NewSink.
+	partitioner func() kgo.Partitioner
+
+	// txnMu serialises transactions: a transactional producer has at
+	// most one open transaction.
+	txnMu sync.Mutex
+
+	recreateBackoffMin, recreateBackoffMax time.Duration // fields for tests
+	// clientOpts are extra client options, for tests (for example a
+	// shorter kgo.MetadataMinAge, which the config does not expose).
+	clientOpts []kgo.Opt
 
 	mu struct {
 		sync.Mutex
-		client *kgo.Client // nil before Connect and after Close
+		client *kgo.Client // nil before Connect, after Close, and after the producer died
 		closed bool
+		// losses counts transactional producers lost since the last
+		// commit; Connect waits until retryAt before creating a new one.
+		losses  int
+		retryAt time.Time
 	}
 }
 
@@ -74,25 +98,42 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 	if err := errors.Join(cfg.Conn.Validate(), cfg.validate()); err != nil {
 		return nil, err
 	}
-	m := mgr.Metrics()
-	return &Sink{
-		cfg:     cfg,
-		records: newRecordBuilder(cfg),
-		conn:    kafkaconn.NewConnector(cfg.Conn),
-		log:     mgr.Logger(),
-		sent:    m.NewCounter(metricRecordsSent, metricLabelTopic),
-		failed:  m.NewCounter(metricRecordsFailed, metricLabelTopic),
-		latency: m.NewTimer(metricProduceLatency, metricLabelTopic),
-	}, nil
+	// validate succeeded, so the partitioner (and its expression) builds.
+	part, err := cfg.kgoPartitioner()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{
+		cfg:                cfg,
+		records:            newRecordBuilder(cfg),
+		conn:               kafkaconn.NewConnector(cfg.Conn),
+		log:                mgr.Logger(),
+		m:                  newMetrics(mgr.Metrics()),
+		checkPartitions:    cfg.Partitioner == PartitionerManual || cfg.Partitioner == PartitionerExpression,
+		recreateBackoffMin: recreateBackoffMin,
+		recreateBackoffMax: recreateBackoffMax,
+	}
+	s.partitioner = func() kgo.Partitioner { return part }
+	if cfg.Partitioner != PartitionerExpression {
+		s.partitioner = func() kgo.Partitioner { p, _ := cfg.kgoPartitioner(); return p }
+	}
+	s.write = s.writeIndependent
+	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
+		s.write = s.writeTransaction
+	}
+	return s, nil
 }
 
-// Connect creates the client and checks that a broker answers. Called again
-// after WriteBatch returned service.ErrNotConnected, it checks that the
-// existing client reaches a broker again (the client redials by itself);
-// Benthos backs off between failed attempts.
+// Connect creates the client and checks that a broker answers; with
+// exactly_once it also initialises the transactional producer, which fences
+// any predecessor with the same transactional id. Called again after
+// WriteBatch returned service.ErrNotConnected, it checks that the existing
+// client reaches a broker again (the client redials by itself), or, when the
+// transactional producer was lost, creates a new one (after a back-off that
+// grows with each loss until a commit succeeds). Benthos backs off between failed attempts.
 func (s *Sink) Connect(ctx context.Context) error {
 	s.mu.Lock()
-	cl, closed := s.mu.client, s.mu.closed
+	cl, closed, retryAt := s.mu.client, s.mu.closed, s.mu.retryAt
 	s.mu.Unlock()
 	if closed {
 		return ErrSinkClosed
@@ -103,10 +144,26 @@ func (s *Sink) Connect(ctx context.Context) error {
 		}
 		return nil
 	}
+	if wait := time.Until(retryAt); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("waiting %v to recreate transactional producer %q after losing it: %w",
+				wait.Round(time.Millisecond), s.cfg.TransactionalID(), ctx.Err())
+		}
+	}
 
-	cl, err := s.conn.Connect(ctx, s.cfg.producerOpts()...)
+	cl, err := s.conn.Connect(ctx, append(s.cfg.producerOpts(s.partitioner()), s.clientOpts...)...)
 	if err != nil {
 		return err
+	}
+	if s.cfg.DeliveryGuarantee == DeliveryExactlyOnce {
+		if err := s.initProducer(ctx, cl); err != nil {
+			cl.Close()
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -137,9 +194,30 @@ func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error
 	if cl == nil {
 		return service.ErrNotConnected
 	}
+	return s.write(ctx, cl, batch)
+}
+
+// writeIndependent writes the records of an at_least_once or none batch, each
+// succeeding or failing on its own.
+func (s *Sink) writeIndependent(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	recs, errs := s.buildRecords(batch)
 	s.produce(ctx, cl, recs, errs)
+	s.countSent(recs, errs)
 	return s.batchResult(batch, errs)
+}
+
+// countSent counts the records Kafka acknowledged (with exactly_once: that
+// were committed) and returns how many there were.
+func (s *Sink) countSent(recs []*kgo.Record, errs []error) int64 {
+	var n int64
+	for i, r := range recs {
+		if r != nil && errs[i] == nil {
+			n++
+			s.m.sent.Incr(1, r.Topic)
+			s.m.bytes.Incr(recordBytes(r), r.Topic)
+		}
+	}
+	return n
 }
 
 // buildRecords returns the records of batch; recs[i] is nil where errs[i] is
@@ -155,7 +233,7 @@ func (s *Sink) buildRecords(batch service.MessageBatch) (recs []*kgo.Record, err
 			if r != nil {
 				topic = r.Topic
 			}
-			s.failed.Incr(1, topic)
+			s.m.failed.Incr(1, topic)
 			continue
 		}
 		recs[i] = r
@@ -164,8 +242,10 @@ func (s *Sink) buildRecords(batch service.MessageBatch) (recs []*kgo.Record, err
 }
 
 // produce hands every non-nil record to the client at once and waits for all
-// acknowledgements, storing failures in errs. Records not acknowledged within
-// the configured timeout fail with ErrProduceTimeout.
+// acknowledgements, storing failures in errs: a *PartitionError for a record
+// whose partition does not exist (it never left the client), a *ProduceError
+// otherwise. Records not acknowledged within the configured timeout fail with
+// ErrProduceTimeout.
 func (s *Sink) produce(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, errs []error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.Timeout, ErrProduceTimeout)
 	defer cancel()
@@ -176,21 +256,27 @@ func (s *Sink) produce(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, 
 		}
 		wg.Add(1)
 		start := time.Now()
+		if s.checkPartitions {
+			r.Context, _ = withPartitionCheck(ctx, partitionCheckOf(r))
+		}
 		// Promises run serially on the client's promise goroutine; each
 		// writes only its own slot of errs, and wg.Wait orders those
 		// writes before the caller reads them.
 		cl.Produce(ctx, r, func(r *kgo.Record, err error) {
 			defer wg.Done()
 			if err != nil {
+				s.m.failed.Incr(1, r.Topic)
+				if pe := partitionErrorOf(r); pe != nil {
+					errs[i] = pe
+					return
+				}
 				if errors.Is(err, context.DeadlineExceeded) && errors.Is(context.Cause(ctx), ErrProduceTimeout) {
 					err = fmt.Errorf("%w after %v: %w", ErrProduceTimeout, s.cfg.Timeout, err)
 				}
 				errs[i] = &ProduceError{Topic: r.Topic, Partition: r.Partition, Err: err}
-				s.failed.Incr(1, r.Topic)
 				return
 			}
-			s.sent.Incr(1, r.Topic)
-			s.latency.Timing(time.Since(start).Nanoseconds(), r.Topic)
+			s.m.latency.Timing(time.Since(start).Nanoseconds(), r.Topic)
 		})
 	}
 	wg.Wait()

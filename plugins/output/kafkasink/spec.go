@@ -4,15 +4,28 @@
 // the Java client does, and reports per-message failures so that Benthos
 // retries only what Kafka did not accept.
 //
+// With delivery_guarantee exactly_once it writes each batch in one Kafka
+// transaction with a transactional producer that fences its predecessors.
+//
 // Files by concern: spec.go (fields and registration), config.go (typed
-// configuration and validation), sink.go (the service.BatchOutput),
-// partitioner.go (partitioners), record.go (message -> kgo.Record).
+// configuration and validation), sink.go (the service.BatchOutput and the
+// independent, non-transactional write), txn.go (transactions, fencing),
+// partitioner.go (partitioners), record.go (message -> kgo.Record),
+// metrics.go (metric names).
 package kafkasink
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	// The lint rule uses parse_duration, a method of the pure bundle. Lint
+	// rules are parsed when Spec runs (in init), against the methods
+	// registered by then, so pure must be initialised before this package.
+	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/speclint"
@@ -33,6 +46,13 @@ const (
 	FieldMaxMessageBytes   = "max_message_bytes"
 	FieldTimeout           = "timeout"
 	FieldAutoCreateTopics  = "allow_auto_topic_creation"
+
+	FieldTransactionalIDPrefix = "transactional_id_prefix"
+	FieldTransactionalIDSuffix = "transactional_id_suffix"
+	FieldTransactionTimeout    = "transaction_timeout"
+	FieldPartition             = "partition"
+	FieldPartitionExpression   = "partition_expression"
+	FieldWriterIndex           = "writer_index"
 )
 
 // Defaults, shared by the spec and the typed Config.
@@ -40,6 +60,9 @@ const (
 	defaultMaxInFlight     = 64
 	defaultMaxMessageBytes = 1 << 20
 	defaultTimeout         = "10s"
+
+	defaultTransactionalIDSuffix = "0"
+	defaultTransactionTimeout    = "1m"
 )
 
 // Bounds of max_message_bytes: franz-go refuses batches under 512 bytes, and a
@@ -54,7 +77,8 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Services").
-		Summary("Writes messages to Kafka topics as Apache Flink's KafkaSink does: key-hashed partitioning identical to the Java client, headers and timestamps from message metadata, and a per-message error report.").
+		Summary("Writes messages to Kafka topics as Apache Flink's KafkaSink does: key-hashed partitioning identical to the Java client, "+
+			"headers and timestamps from message metadata, a per-message error report, and exactly-once writes in Kafka transactions.").
 		Description(`
 Each message becomes one Kafka record. The topic, key and timestamp are
 interpolated per message; chosen metadata become record headers; the message
@@ -68,21 +92,87 @@ payload is the record value.
 - `+"`none`"+` (Flink `+"`NONE`"+`): `+"`acks=1`"+` (leader only), no idempotence. Errors are still
   reported, but a leader failure can lose acknowledged records, and retries
   can duplicate them.
-- `+"`exactly_once`"+` (Kafka transactions) is not supported yet.
+- `+"`exactly_once`"+` (Flink `+"`EXACTLY_ONCE`"+`): Kafka transactions, described below.
+
+### Exactly-once
+
+With `+"`delivery_guarantee: exactly_once`"+` the sink uses a transactional producer
+whose transactional id is `+"`<transactional_id_prefix>-<transactional_id_suffix>`"+`.
+The producer is initialised when the output connects, before the first batch,
+which fences any earlier producer with the same id (a previous run of this
+process) and makes the broker abort that producer's open transaction.
+
+Each batch is one transaction: the `+"`batching`"+` policy plays the role of
+Flink's checkpoint interval (count, byte size, period). All records of a batch
+become visible to `+"`read_committed`"+` readers together, and the batch is
+acknowledged to the input only after the commit succeeded. If Kafka refuses
+any record, or the commit fails in any way, the transaction is aborted and the
+whole batch fails, so that it is delivered again as a whole; nothing of it is
+visible to `+"`read_committed`"+` readers. A message that cannot become a record at
+all (its topic, key, timestamp or partition cannot be computed, or its
+partition does not exist) never joins the transaction: it fails alone and the
+rest of the batch commits.
+
+Without a batching policy every message is its own transaction, which is
+correct but slow: set `+"`batching`"+`. `+"`batching.period`"+` must be shorter than
+`+"`transaction_timeout`"+`. `+"`max_in_flight`"+` must be 1 (its default with exactly_once):
+a transactional producer runs one transaction at a time.
+
+What this guarantees end to end depends on the input. **From an input that is
+not Kafka, exactly_once is at-least-once with atomic batches**: a batch is
+written all or nothing and acknowledged only after commit, but if the process
+dies after a commit and before the input has taken the acknowledgement, the
+input delivers the batch again and it is written twice. True end-to-end
+exactly-once for Kafka -> Kafka pipelines, where the source offsets are
+committed inside the same transaction as the records, is coming with the
+next version of `+"`kafka_source`"+`; it is not available yet.
+
+Each writer needs its own transactional id that stays the same across
+restarts: set `+"`transactional_id_suffix`"+` per instance (for example
+`+"`${HOSTNAME}`"+` in a StatefulSet, or an instance index). A producer that is
+fenced (another writer took its id, or a transaction outlived
+`+"`transaction_timeout`"+` and the broker aborted it), or that fails beyond repair,
+is closed; the sink logs an error naming the transactional id, counts a
+fencing in `+"`kafka_sink_txn_fenced`"+`, and creates a new producer after a back-off
+that doubles per lost producer until a commit succeeds (1s up to 1m), then
+retries the batch. Two live writers with the same id therefore fence each
+other visibly and slowly, never silently.
 
 ### Partitioning
 
-The `+"`default`"+` partitioner is Flink's and the Java client's: a record with a key
-goes to `+"`toPositive(murmur2(key)) % partitions`"+`, so connectd and Java producers put
-the same key on the same partition. A record without a key sticks to one
-partition until a batch fills up, then moves on (sticky partitioning, KIP-480).
+Flink option `+"`sink.partitioner`"+`; every partitioner uses the topic's current
+partition count, refreshed every `+"`metadata_max_age`"+`, so partitions added to a
+topic are used without a restart.
+
+- `+"`default`"+`: Flink's and the Java client's. A record with a key goes to
+  `+"`toPositive(murmur2(key)) % partitions`"+`, so connectd and Java producers put the
+  same key on the same partition. A record without a key sticks to one
+  partition until a batch fills up, then moves on (sticky partitioning, KIP-480).
+- `+"`fixed`"+`: Flink's `+"`FlinkFixedPartitioner`"+`. Every record goes to partition
+  `+"`writer_index % partitions`"+`, whatever its key. Give each instance its own
+  `+"`writer_index`"+` (Flink's subtask index), for example from an environment variable.
+- `+"`round_robin`"+` (also `+"`round-robin`"+`): consecutive records of a topic go to
+  consecutive partitions, whatever their key. Unlike Flink's, it is not sticky:
+  it moves on at every record.
+- `+"`manual`"+`: the partition is the interpolated `+"`partition`"+` field. A value that is
+  not a number, negative, or not a partition of the topic fails that message
+  only, naming the value.
+- `+"`expression`"+`: the partition is the result of `+"`partition_expression`"+`, a CEL
+  expression over `+"`key`"+` and `+"`value`"+` (bytes; empty for a null key), `+"`metadata`"+`
+  (map of string to string), `+"`topic`"+` (string) and `+"`num_partitions`"+` (int, the
+  topic's current partition count). It is compiled once when the output is
+  built, so syntax and type errors are reported by `+"`connectd lint`"+`. A result that
+  is negative or not below `+"`num_partitions`"+`, or an evaluation error, fails that
+  message only, naming the value. This replaces Flink's custom partitioner
+  class.
 
 ### Errors
 
-Messages are written in parallel and each one succeeds or fails on its own. A
-batch in which some messages failed is reported as a batch error naming each
-failed message with its topic and partition, so only those are retried. A
-message whose topic, key or timestamp cannot be computed fails alone too.
+Messages are written in parallel and, except with exactly_once (see above),
+each one succeeds or fails on its own. A batch in which some messages failed
+is reported as a batch error naming each failed message with its topic and
+partition, so only those are retried. A message whose topic, key, timestamp
+or partition cannot be computed fails alone too.
 
 ### Ordering
 
@@ -92,11 +182,23 @@ land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
 
 ### Metrics
 
-- `+"`kafka_sink_records_sent`"+` (counter, label `+"`topic`"+`): records Kafka acknowledged.
+- `+"`kafka_sink_records_sent`"+` (counter, label `+"`topic`"+`): records Kafka acknowledged
+  (with exactly_once: records committed).
+- `+"`kafka_sink_bytes_sent`"+` (counter, label `+"`topic`"+`): key, value and header bytes of
+  those records, before compression.
 - `+"`kafka_sink_records_failed`"+` (counter, label `+"`topic`"+`, empty when the topic could
   not be computed): records that failed.
 - `+"`kafka_sink_produce_latency_ns`"+` (timer, label `+"`topic`"+`): from handing a record to
   the client to Kafka's acknowledgement.
+
+With exactly_once:
+
+- `+"`kafka_sink_txn_begun`"+`, `+"`kafka_sink_txn_committed`"+`, `+"`kafka_sink_txn_aborted`"+`
+  (counters): transactions.
+- `+"`kafka_sink_txn_commit_latency_ns`"+` (timer): duration of the commit (EndTxn).
+- `+"`kafka_sink_txn_records`"+` (gauge): records in the last committed transaction;
+  the average is `+"`rate(kafka_sink_records_sent) / rate(kafka_sink_txn_committed)`"+`.
+- `+"`kafka_sink_txn_fenced`"+` (counter): fencing events; any increase needs attention.
 `+service.OutputPerformanceDocs(true, true)).
 		Fields(kafkaconn.Fields()...).
 		Fields(
@@ -108,11 +210,36 @@ land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
 					"(sticky partitioning). Default: absent. Flink option: `key.fields` with `key.format` (here an expression instead of columns).").
 				Examples(`${! @kafka_key }`, `${! json("user_id") }`).
 				Optional(),
-			service.NewStringEnumField(FieldPartitioner, string(PartitionerDefault)).
-				Description("How records are spread over a topic's partitions. `default`: murmur2 of the key exactly as the Java client "+
-					"(`Utils.toPositive(Utils.murmur2(key)) % partitions`), sticky partitioning for null keys. Default `default`. "+
-					"Flink option: `sink.partitioner`.").
+			service.NewStringField(FieldPartitioner).
+				Description("How records are spread over a topic's partitions: `default` (murmur2 of the key exactly as the Java client, "+
+					"`Utils.toPositive(Utils.murmur2(key)) % partitions`, sticky partitioning for null keys), `fixed` (partition "+
+					"`writer_index % partitions`, key ignored), `round_robin` (consecutive records to consecutive partitions, key ignored) "+
+					"`manual` (the `partition` field) or `expression` (the CEL `partition_expression`). Flink spellings such as "+
+					"`round-robin` are accepted. See Partitioning above. "+
+					"Default `default`. Flink option: `sink.partitioner`.").
+				Examples("default", "fixed", "round_robin", "manual").
 				Default(string(PartitionerDefault)),
+			service.NewInterpolatedStringField(FieldPartition).
+				Description("Partition number (integer >= 0) of each message, interpolated per message; required with, and only allowed "+
+					"with, `partitioner: manual`. A value that is not a partition of the topic fails that message only. Default: absent. "+
+					"Flink has no option for it (a custom `FlinkKafkaPartitioner` class).").
+				Examples(`${! @kafka_partition }`, `${! json("shard") % 8 }`).
+				Optional().
+				Advanced(),
+			service.NewStringField(FieldPartitionExpression).
+				Description("CEL expression returning each record's partition (an int); required with, and only allowed with, "+
+					"`partitioner: expression`. Variables: `key` and `value` (bytes), `metadata` (map(string, string)), `topic` "+
+					"(string), `num_partitions` (int). A result outside `0` to `num_partitions - 1` fails that message only. "+
+					"Default empty. Flink option: a custom `sink.partitioner` class.").
+				Examples(`int(metadata["tenant_id"]) % num_partitions`, `size(key) == 0 ? 0 : num_partitions - 1`).
+				Default("").
+				Advanced(),
+			service.NewIntField(FieldWriterIndex).
+				Description("Index of this writer for `partitioner: fixed`, which sends every record to partition "+
+					"`writer_index % partitions` (Flink's subtask index). Integer >= 0; set it per instance, for example "+
+					"`${INSTANCE_INDEX:0}`. Default 0. Flink option: none (Flink uses the sink subtask index).").
+				Default(0).
+				Advanced(),
 			service.NewMetadataFilterField(FieldMetadata).
 				Description("Which message metadata become record headers (metadata key = header key, value as a string). "+
 					"Default: none. Flink option: the writable metadata column `headers`."),
@@ -124,15 +251,39 @@ land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
 				Optional().
 				Advanced(),
 			service.NewStringField(FieldDeliveryGuarantee).
-				Description("`at_least_once` (idempotent producer, `acks=all`) or `none` (`acks=1`, no idempotence; errors are still reported). "+
-					"Flink spellings such as `at-least-once` and `AT_LEAST_ONCE` are accepted. `exactly_once` is not supported yet. "+
+				Description("`at_least_once` (idempotent producer, `acks=all`), `exactly_once` (one Kafka transaction per batch; "+
+					"see Exactly-once above: from a non-Kafka input this is at-least-once with atomic batches) or `none` (`acks=1`, "+
+					"no idempotence; errors are still reported). Flink spellings such as `exactly-once` and `AT_LEAST_ONCE` are accepted. "+
 					"Default `at_least_once`. Flink option: `sink.delivery-guarantee`.").
-				Examples("at_least_once", "none").
+				Examples("at_least_once", "exactly_once", "none").
 				Default(string(DeliveryAtLeastOnce)),
-			service.NewOutputMaxInFlightField().
-				Description("Number of batches written in parallel (count, at least 1). Default 64. "+
+			service.NewStringField(FieldTransactionalIDPrefix).
+				Description("Prefix of the transactional id `<prefix>-<transactional_id_suffix>`. Required with, and only allowed with, "+
+					"`delivery_guarantee: exactly_once`. Must be the same across restarts of a writer and distinct from every other "+
+					"application's. Default empty. Flink option: `sink.transactional-id-prefix`.").
+				Examples("orders-enricher").
+				Default(""),
+			service.NewStringField(FieldTransactionalIDSuffix).
+				Description("Suffix of the transactional id `<transactional_id_prefix>-<suffix>`, used with exactly_once. Each live writer "+
+					"needs its own, stable across its restarts, so that a restarted writer fences its predecessor: use an instance "+
+					"name or index, for example `\"${HOSTNAME}\"` in a StatefulSet (quoted, so that a numeric value stays a string). "+
+					"Must not be empty. Default `0` (one writer). "+
+					"Flink option: none (Flink appends the subtask index).").
+				Examples("${HOSTNAME}", "pod-${INSTANCE_INDEX:0}").
+				Default(defaultTransactionalIDSuffix),
+			service.NewDurationField(FieldTransactionTimeout).
+				Description("How long the broker lets a transaction stay open before aborting it (Go duration, at least 1ms; sent in whole "+
+					"milliseconds). Must be longer than `batching.period` and at most the brokers' `transaction.max.timeout.ms` "+
+					"(default 15m); a refused value fails at connect naming both. Only used with exactly_once. Default `1m`. "+
+					"Flink option: `properties.transaction.timeout.ms`.").
+				Default(defaultTransactionTimeout).
+				Advanced(),
+			service.NewIntField(FieldMaxInFlight).
+				Description("Number of batches written in parallel (count, at least 1). Default 64; with `delivery_guarantee: exactly_once` "+
+					"it must be 1, which is then its default (a transactional producer runs one transaction at a time). "+
 					"Flink has no direct equivalent: its parallelism is the number of sink subtasks.").
-				Default(defaultMaxInFlight),
+				Examples(1, 64).
+				Optional(),
 			service.NewBatchPolicyField(FieldBatching),
 			service.NewStringEnumField(FieldCompression,
 				string(CompressionNone), string(CompressionGzip), string(CompressionSnappy), string(CompressionLZ4), string(CompressionZstd)).
@@ -156,6 +307,8 @@ land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
 				Description("How long a write may wait for Kafka's acknowledgement before its records fail (Go duration, must be positive). "+
 					"Default `10s`. Roughly enforced: a record fails at the client's next retry point after the deadline. "+
 					"A record that timed out may still have been written, so its retry can duplicate it (at-least-once). "+
+					"With exactly_once a timed-out record aborts its transaction, so nothing of the batch is committed; the same "+
+					"bound applies to the commit itself. "+
 					"Flink option: `properties.delivery.timeout.ms`.").
 				Default(defaultTimeout).
 				Advanced(),
@@ -164,7 +317,17 @@ land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
 		Example("Key-partitioned JSON events",
 			"Writes each message to `orders`, keyed by its `customer_id` so that a customer's orders share a partition, "+
 				"with the `trace_id` metadata as a header and the event time as the record timestamp.",
-			`
+			exampleKeyed).
+		Example("Exactly-once batches",
+			"Writes batches of up to 1000 messages (or what arrived within 500ms) as Kafka transactions, routing each message "+
+				"to a topic named after its `kind` field. Each instance needs its own stable `transactional_id_suffix`; here the "+
+				"host name. From an input that is not Kafka this is at-least-once with atomic batches.",
+			exampleExactlyOnce)
+}
+
+// The spec's examples, also linted by the tests.
+const (
+	exampleKeyed = `
 output:
   kafka_sink:
     seed_brokers: [ localhost:9092 ]
@@ -177,8 +340,22 @@ output:
     batching:
       count: 500
       period: 50ms
-`)
-}
+`
+	exampleExactlyOnce = `
+output:
+  kafka_sink:
+    seed_brokers: [ localhost:9092 ]
+    topic: events-${! json("kind") }
+    key: ${! json("id") }
+    delivery_guarantee: exactly_once
+    transactional_id_prefix: events-router
+    transactional_id_suffix: "${HOSTNAME:0}"
+    transaction_timeout: 1m
+    batching:
+      count: 1000
+      period: 500ms
+`
+)
 
 // lintRule reports at lint time the problems that validate() also reports
 // when the component is built (lint can be skipped).
@@ -199,20 +376,72 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: FieldMaxMessageBytes, Kind: speclint.Int},
 	speclint.Field{Path: FieldTimeout, Kind: speclint.Duration},
 	speclint.Field{Path: FieldAutoCreateTopics, Kind: speclint.Bool},
+	speclint.Field{Path: FieldTransactionalIDPrefix, Kind: speclint.String},
+	speclint.Field{Path: FieldTransactionalIDSuffix, Kind: speclint.String},
+	speclint.Field{Path: FieldTransactionTimeout, Kind: speclint.Duration},
+	speclint.Field{Path: FieldPartition, Kind: speclint.String},
+	speclint.Field{Path: FieldPartitionExpression, Kind: speclint.String},
+	speclint.Field{Path: FieldWriterIndex, Kind: speclint.Int},
 )
 
 var lintRule = speclint.Rule(lintFields, fmt.Sprintf(`
 let dg = this.delivery_guarantee.or(%[1]q).string().lowercase().replace_all("-", "_")
+let eos = $dg == %[3]q
 let mmb = this.max_message_bytes.or(%[4]d)
+let part = this.partitioner.or("default").string().lowercase().replace_all("-", "_")
+let tt = this.transaction_timeout.or(%[9]q).trim().parse_duration()
 root = [%[8]s
-  if $dg == %[3]q { "field delivery_guarantee: %[3]s is not yet supported; use %[1]s or %[2]s" } else { null },
-  if ![%[1]q, %[2]q, %[3]q].contains($dg) { "field delivery_guarantee: unknown value %%q (want %[1]s or %[2]s)".format(this.delivery_guarantee) } else { null },
-  if this.max_in_flight.or(%[7]d) < 1 { "field max_in_flight: must be at least 1, got %%v".format(this.max_in_flight) } else { null },
+  if ![%[1]q, %[3]q, %[2]q].contains($dg) { "field delivery_guarantee: unknown value %%q (want %[1]s, %[3]s or %[2]s)".format(this.delivery_guarantee) } else { null },
+  if this.max_in_flight.or(1) < 1 { "field max_in_flight: must be at least 1, got %%v".format(this.max_in_flight) } else { null },
   if $mmb < %[5]d || $mmb > %[6]d { "field max_message_bytes: must be between %[5]d and %[6]d, got %%v".format($mmb) } else { null },
+  if $tt < 1000000 { "field transaction_timeout: must be at least 1ms, got %%v".format(this.transaction_timeout.or(%[9]q)) } else { null },
+  if $eos && this.transactional_id_prefix.or("").trim() == "" { "field transactional_id_prefix: required with delivery_guarantee %[3]s" } else { null },
+  if $eos && this.transactional_id_suffix.or("0").trim() == "" { "field transactional_id_suffix: must not be empty with delivery_guarantee %[3]s (an unset environment variable?)" } else { null },
+  if !$eos && this.transactional_id_prefix.or("") != "" { "field transactional_id_prefix: only used with delivery_guarantee %[3]s, but delivery_guarantee is %%s".format($dg) } else { null },
+  if $eos && this.max_in_flight.or(1) > 1 { "field max_in_flight: must be 1 with delivery_guarantee %[3]s (a transactional producer runs one transaction at a time), got %%v".format(this.max_in_flight) } else { null },
+  if $eos && $tt > 0 && this.batching.period.or("").trim() != "" && this.batching.period.trim().parse_duration() >= $tt { "field batching.period: must be shorter than transaction_timeout (%%s) with delivery_guarantee %[3]s, got %%s".format(this.transaction_timeout.or(%[9]q), this.batching.period) } else { null },
+  if ![%[10]s].contains($part) { "field partitioner: unknown partitioner %%q (want %[11]s)".format(this.partitioner) } else { null },
+  if $part == "manual" && this.partition.or("").trim() == "" { "field partition: required with partitioner manual" } else { null },
+  if $part != "manual" && this.partition != null { "field partition: only used with partitioner manual, but partitioner is %%s".format($part) } else { null },
+  if $part == "expression" && this.partition_expression.or("").trim() == "" { "field partition_expression: required with partitioner expression" } else { null },
+  if $part != "expression" && this.partition_expression.or("") != "" { "field partition_expression: only used with partitioner expression, but partitioner is %%s".format($part) } else { null },
+  if $part == "expression" && this.partition_expression.or("").trim() != "" { this.partition_expression.%[12]s() } else { null },
+  if this.writer_index.or(0) < 0 { "field writer_index: must not be negative, got %%v".format(this.writer_index) } else { null },
 ].filter(e -> e != null)
-`, DeliveryAtLeastOnce, DeliveryNone, DeliveryExactlyOnce, defaultMaxMessageBytes, minMessageBytes, maxMessageBytes, defaultMaxInFlight, kafkaconn.LintChecks))
+`, DeliveryAtLeastOnce, DeliveryNone, DeliveryExactlyOnce, defaultMaxMessageBytes, minMessageBytes, maxMessageBytes, defaultMaxInFlight,
+	kafkaconn.LintChecks, defaultTransactionTimeout, quotedPartitioners(), partitionerList(), lintExpressionMethod))
+
+// quotedPartitioners is the partitioner names as a Bloblang array body.
+func quotedPartitioners() string {
+	q := make([]string, len(partitioners))
+	for i, p := range partitioners {
+		q[i] = strconv.Quote(string(p))
+	}
+	return strings.Join(q, ", ")
+}
+
+// lintExpressionMethod is a Bloblang method that returns the compile error of
+// a partition_expression, or null, so that the lint rule reports CEL syntax
+// and type errors. It must be registered before Spec parses the lint rule.
+const lintExpressionMethod = "kafka_sink_partition_expression_error"
+
+func registerLintExpressionMethod() {
+	bloblang.MustRegisterMethodV2(lintExpressionMethod,
+		bloblang.NewPluginSpec().
+			Category("Connectd internal").
+			Description("Returns the error of compiling a kafka_sink `partition_expression` (CEL), or null. Used by kafka_sink's lint rule."),
+		func(*bloblang.ParsedParams) (bloblang.Method, error) {
+			return bloblang.StringMethod(func(src string) (any, error) {
+				if _, err := compilePartitionExpression(src); err != nil {
+					return err.Error(), nil
+				}
+				return nil, nil
+			}), nil
+		})
+}
 
 func init() {
+	registerLintExpressionMethod()
 	speclint.Register("kafka_sink", lintFields)
 	err := service.RegisterBatchOutput("kafka_sink", Spec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchOutput, service.BatchPolicy, int, error) {

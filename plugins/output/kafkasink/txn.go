@@ -1,0 +1,234 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// brokerTxnMaxTimeout is the broker setting that bounds transaction_timeout.
+const brokerTxnMaxTimeout = "transaction.max.timeout.ms"
+
+// ErrFenced is the cause of a batch whose transactional producer was fenced:
+// another producer with the same transactional id took over, or the broker
+// aborted a transaction that outlived transaction_timeout.
+var ErrFenced = errors.New("transactional producer fenced")
+
+// isFenced reports whether err means that the broker will not accept this
+// producer again: a newer producer holds its transactional id (or its epoch
+// was bumped by a timeout abort), or it may not use the id at all.
+func isFenced(err error) bool {
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
+}
+
+// initProducer initialises the transactional producer (InitProducerID) before
+// the first batch, so that a refused transaction timeout or a missing ACL fails
+// Connect, and so that the broker fences any predecessor with the same
+// transactional id and aborts its open transaction now.
+func (s *Sink) initProducer(ctx context.Context, cl *kgo.Client) error {
+	id := s.cfg.TransactionalID()
+	pid, epoch, err := cl.ProducerID(ctx)
+	if err != nil {
+		return s.describeInitError(ctx, cl, err)
+	}
+	s.log.Infof("kafka_sink: transactional producer %q ready (producer id %d, epoch %d, transaction timeout %v)",
+		id, pid, epoch, s.cfg.TransactionTimeout)
+	return nil
+}
+
+func (s *Sink) describeInitError(ctx context.Context, cl *kgo.Client, err error) error {
+	id := s.cfg.TransactionalID()
+	switch {
+	case errors.Is(err, kerr.InvalidTransactionTimeout):
+		var limit string
+		if ms, lerr := brokerMaxTimeout(ctx, cl); lerr != nil {
+			limit = fmt.Sprintf("unknown (%v)", lerr)
+		} else {
+			limit = fmt.Sprintf("%d ms (%v)", ms, time.Duration(ms)*time.Millisecond)
+		}
+		return fmt.Errorf("field %s: the broker refused a transaction timeout of %v (%d ms) for transactional id %q: "+
+			"the broker setting %s is %s; lower %s or raise %s on the brokers: %w",
+			FieldTransactionTimeout, s.cfg.TransactionTimeout, s.cfg.TransactionTimeout.Milliseconds(), id,
+			brokerTxnMaxTimeout, limit, FieldTransactionTimeout, brokerTxnMaxTimeout, err)
+	case errors.Is(err, kerr.TransactionalIDAuthorizationFailed):
+		return fmt.Errorf("initialising transactional producer %q: the principal may not use this transactional id "+
+			"(grant WRITE and DESCRIBE on TransactionalId %q, or change %s): %w", id, id, FieldTransactionalIDPrefix, err)
+	}
+	return fmt.Errorf("initialising transactional producer %q at %v: %w", id, s.cfg.Conn.SeedBrokers, err)
+}
+
+// brokerMaxTimeout reads transaction.max.timeout.ms from a broker (without a
+// broker id, DescribeConfigs answers only the dynamic cluster-wide configs,
+// which do not hold a static setting).
+func brokerMaxTimeout(ctx context.Context, cl *kgo.Client) (int64, error) {
+	adm := kadm.NewClient(cl)
+	brokers, err := adm.ListBrokers(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", brokerTxnMaxTimeout, err)
+	}
+	rcs, err := adm.DescribeBrokerConfigs(ctx, brokers.NodeIDs()...)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", brokerTxnMaxTimeout, err)
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			continue
+		}
+		for _, c := range rc.Configs {
+			if c.Key == brokerTxnMaxTimeout && c.Value != nil {
+				return strconv.ParseInt(*c.Value, 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("the brokers did not report %s", brokerTxnMaxTimeout)
+}
+
+// writeTransaction writes an exactly_once batch in one transaction and
+// returns nil only after the commit. Any record Kafka refused, and any
+// failure to commit, aborts the transaction and fails the whole batch (a
+// plain error, so that Benthos nacks every message). A message that could not
+// become a record (a field error, a partition out of range) never joins the
+// transaction: it fails alone, in a *service.BatchError, and the rest
+// commits.
+//
+// The producer id and epoch are never cached here: franz-go reads them for
+// each transaction (Kafka 4 bumps the epoch at every commit).
+func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
+	s.txnMu.Lock()
+	defer s.txnMu.Unlock()
+
+	recs, errs := s.buildRecords(batch)
+	if !slices.ContainsFunc(recs, func(r *kgo.Record) bool { return r != nil }) {
+		return s.batchResult(batch, errs) // nothing to write, no transaction
+	}
+	if err := cl.BeginTransaction(); err != nil {
+		return s.producerLost(cl, "beginning a transaction", err)
+	}
+	s.m.txnBegun.Incr(1)
+	s.produce(ctx, cl, recs, errs)
+	if err := firstProduceError(recs, errs); err != nil {
+		return s.abort(ctx, cl, batch, err)
+	}
+
+	// A cancelled EndTxn leaves the outcome unknown, so it is bounded by
+	// the timeout only, not by the caller's context.
+	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	defer cancel()
+	if !anyAcknowledged(recs, errs) {
+		// Every record failed before reaching Kafka: end the empty
+		// transaction rather than commit it.
+		if err := cl.EndTransaction(endCtx, kgo.TryAbort); err != nil {
+			return s.producerLost(cl, "ending an empty transaction", err)
+		}
+		s.m.txnAborted.Incr(1)
+		return s.batchResult(batch, errs)
+	}
+	start := time.Now()
+	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
+		// Whatever the error, the transaction is not committed.
+		return s.abort(ctx, cl, batch, fmt.Errorf("committing: %w", err))
+	}
+	s.m.txnCommitted.Incr(1)
+	s.m.txnCommitLatency.Timing(time.Since(start).Nanoseconds())
+	s.m.txnRecords.Set(s.countSent(recs, errs))
+	s.mu.Lock()
+	s.mu.losses = 0
+	s.mu.Unlock()
+	return s.batchResult(batch, errs) // only messages that never joined the transaction can have failed
+}
+
+// anyAcknowledged reports whether Kafka acknowledged any record.
+func anyAcknowledged(recs []*kgo.Record, errs []error) bool {
+	for i, r := range recs {
+		if r != nil && errs[i] == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// firstProduceError returns the first error of a record that was handed to
+// the client and may have reached Kafka, or nil.
+func firstProduceError(recs []*kgo.Record, errs []error) error {
+	for i, err := range errs {
+		var pe *PartitionError
+		if recs[i] != nil && err != nil && !errors.As(err, &pe) {
+			return err
+		}
+	}
+	return nil
+}
+
+// abort aborts the open transaction after cause and returns the whole-batch
+// error. A fenced producer, or one that cannot abort, is closed so that
+// Connect creates a new one; its open transaction is aborted by the broker
+// when the new producer initialises (or at the transaction timeout).
+func (s *Sink) abort(ctx context.Context, cl *kgo.Client, batch service.MessageBatch, cause error) error {
+	if isFenced(cause) {
+		return s.producerLost(cl, "writing a transaction", cause)
+	}
+	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	defer cancel()
+	// Records still buffered must not leak into the next transaction.
+	if err := cl.AbortBufferedRecords(endCtx); err != nil {
+		return s.producerLost(cl, "aborting a transaction", fmt.Errorf("%w (while aborting after: %w)", err, cause))
+	}
+	if err := cl.EndTransaction(endCtx, kgo.TryAbort); err != nil {
+		return s.producerLost(cl, "aborting a transaction", fmt.Errorf("%w (while aborting after: %w)", err, cause))
+	}
+	s.m.txnAborted.Incr(1)
+	// An EndTxn error can leave the producer id failed for good (the
+	// abort itself then still succeeds): find out now, not at the next
+	// batch, and replace such a producer.
+	if _, _, err := cl.ProducerID(endCtx); err != nil {
+		return s.producerLost(cl, "recovering from an aborted transaction", fmt.Errorf("%w (after aborting because of: %w)", err, cause))
+	}
+	return fmt.Errorf("kafka_sink: transaction of %d messages aborted (transactional id %q), the whole batch is retried: %w",
+		len(batch), s.cfg.TransactionalID(), cause)
+}
+
+// producerLost closes a transactional producer that cannot go on, logs it at
+// error level naming the transactional id, and returns an error wrapping
+// service.ErrNotConnected, so that Benthos calls Connect (which creates a
+// new producer) and then retries the whole batch. A fencing is counted in
+// kafka_sink_txn_fenced. Every loss delays the next Connect by a back-off
+// that doubles per loss without a commit in between: two writers with the
+// same transactional id fence each other visibly and slowly, never silently
+// in a tight loop.
+func (s *Sink) producerLost(cl *kgo.Client, during string, cause error) error {
+	id := s.cfg.TransactionalID()
+	s.mu.Lock()
+	if s.mu.client == cl {
+		s.mu.client = nil
+	}
+	s.mu.losses++
+	losses := s.mu.losses
+	wait := min(s.recreateBackoffMin<<min(losses-1, 10), s.recreateBackoffMax)
+	s.mu.retryAt = time.Now().Add(wait)
+	s.mu.Unlock()
+	cl.Close()
+
+	if isFenced(cause) {
+		s.m.txnFenced.Incr(1)
+		s.log.Errorf("kafka_sink: transactional producer %q was FENCED while %s (producer %d lost since the last commit): "+
+			"another writer with the same transactional id (%s + %s) has taken over, or a transaction outlived %s (%v) "+
+			"and the broker aborted it. The batch was not committed; a new producer is created in %v and the batch retried. "+
+			"Two live writers with the same transactional id fence each other forever: give each its own %s. Cause: %v",
+			id, during, losses, FieldTransactionalIDPrefix, FieldTransactionalIDSuffix, FieldTransactionTimeout,
+			s.cfg.TransactionTimeout, wait, FieldTransactionalIDSuffix, cause)
+		return fmt.Errorf("%w: %w: transactional id %q, while %s: %w", service.ErrNotConnected, ErrFenced, id, during, cause)
+	}
+	s.log.Errorf("kafka_sink: transactional producer %q failed while %s (producer %d lost since the last commit); "+
+		"the batch was not committed, a new producer is created in %v and the batch retried. If this repeats, check that no "+
+		"other writer uses the same transactional id. Cause: %v", id, during, losses, wait, cause)
+	return fmt.Errorf("%w: transactional producer %q failed while %s: %w", service.ErrNotConnected, id, during, cause)
+}
