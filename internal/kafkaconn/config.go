@@ -17,6 +17,13 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
+// Metadata age bounds: franz-go's default minimum age between metadata
+// refreshes, and the smallest age it accepts at all.
+const (
+	defaultMetadataMinAge = 5 * time.Second
+	minMetadataAge        = 10 * time.Millisecond
+)
+
 // Mechanism is a SASL mechanism.
 type Mechanism string
 
@@ -123,8 +130,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("field %s.%s: unknown mechanism %q (want one of %s, %s, %s, %s, %s)",
 			FieldSASL, FieldSASLMechanism, c.SASL.Mechanism, MechanismNone, MechanismPlain, MechanismScramSHA256, MechanismScramSHA512, MechanismOAuthBearer))
 	}
-	if c.MetadataMaxAge <= 0 {
-		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldMetadataMaxAge, c.MetadataMaxAge))
+	if c.MetadataMaxAge < minMetadataAge {
+		errs = append(errs, fmt.Errorf("field %s: must be at least %v, got %v", FieldMetadataMaxAge, minMetadataAge, c.MetadataMaxAge))
 	}
 	if c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldRequestTimeout, c.RequestTimeout))
@@ -154,6 +161,10 @@ func (c Config) Opts() []kgo.Opt {
 		kgo.SeedBrokers(c.SeedBrokers...),
 		kgo.MetadataMaxAge(c.MetadataMaxAge),
 		kgo.RequestTimeoutOverhead(c.RequestTimeout),
+	}
+	if c.MetadataMaxAge < defaultMetadataMinAge {
+		// franz-go refuses a max age below its min age (5s by default).
+		opts = append(opts, kgo.MetadataMinAge(max(c.MetadataMaxAge, minMetadataAge)))
 	}
 	if c.ClientID != "" {
 		opts = append(opts, kgo.ClientID(c.ClientID))

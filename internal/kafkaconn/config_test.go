@@ -8,6 +8,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func parse(t *testing.T, yaml string) (Config, error) {
@@ -46,6 +47,27 @@ metadata_max_age: 1m
 	}
 	if len(c.Opts()) != 6 { // seeds, max age, timeout, client id, idle, sasl
 		t.Errorf("Opts() has %d options, want 6", len(c.Opts()))
+	}
+}
+
+// A metadata max age below franz-go's default min age (5s) must still build a
+// client: tests and fast discovery use short ages.
+func TestShortMetadataMaxAgeBuildsAClient(t *testing.T) {
+	t.Parallel()
+	c, err := parse(t, `
+seed_brokers: [ "127.0.0.1:1" ]
+metadata_max_age: 500ms
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(c.Opts()...)
+	if err != nil {
+		t.Fatalf("client with metadata_max_age 500ms: %v", err)
+	}
+	cl.Close()
+	if _, err := parse(t, "seed_brokers: [ \"a:1\" ]\nmetadata_max_age: 1ms\n"); err == nil || !strings.Contains(err.Error(), "metadata_max_age: must be at least 10ms") {
+		t.Fatalf("1ms accepted or unclear: %v", err)
 	}
 }
 
