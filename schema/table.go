@@ -16,8 +16,9 @@ const (
 	Physical ColumnKind = iota
 	// Metadata columns are connector metadata: `METADATA [FROM 'key'] [VIRTUAL]`.
 	Metadata
-	// Computed columns are `AS expr`; connectd keeps the expression text and
-	// does not evaluate it yet, so Validate rejects them.
+	// Computed columns are `AS expr`: the Flink SQL text is kept in Expr and
+	// translated to CEL (TranslateSQL, package schema/expr) to be evaluated
+	// after decoding; Validate rejects SQL outside the supported subset.
 	Computed
 )
 
@@ -141,7 +142,18 @@ func (t *Table) Validate() error {
 		seen[c.Name] = true
 		switch c.Kind {
 		case Computed:
-			add("table %s: column %s: computed columns (AS %s) are not yet supported by connectd; compute the value with a processor instead", t.Name, c.Name, c.Expr)
+			_, refs, err := TranslateSQL(c.Expr)
+			if err != nil {
+				add("table %s: column %s AS %s: %w", t.Name, c.Name, c.Expr, err)
+			}
+			for _, r := range refs {
+				switch rc, ok := t.Column(r); {
+				case !ok:
+					add("table %s: column %s AS %s: no column %s", t.Name, c.Name, c.Expr, r)
+				case rc.Kind == Computed:
+					add("table %s: column %s AS %s: column %s is computed too; a computed column reads physical and metadata columns only (as in Flink)", t.Name, c.Name, c.Expr, r)
+				}
+			}
 			continue
 		case Metadata:
 			kinds, ok := kafkaMetadata[c.MetadataKey]

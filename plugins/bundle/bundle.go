@@ -6,6 +6,7 @@ import (
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/metrics/prometheus"
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"
+	_ "github.com/connectd/connectd/plugins/processor/cel"
 	_ "github.com/connectd/connectd/plugins/processor/tabledecode"
 	_ "github.com/connectd/connectd/plugins/processor/tableencode"
 )

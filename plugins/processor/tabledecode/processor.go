@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/plugins/processor/tablespec"
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/expr"
 	"github.com/connectd/connectd/schema/format"
 )
 
@@ -24,11 +25,13 @@ type metaColumn struct {
 type processor struct {
 	codec format.Codec
 	meta  []metaColumn
-	bad   *tablespec.Bad
+	// computed evaluates the computed columns; nil when there are none.
+	computed *expr.Env
+	bad      *tablespec.Bad
 }
 
 func newProcessor(c *tablespec.Config, mgr *service.Resources) *processor {
-	p := &processor{codec: c.Codec, bad: tablespec.NewBad(component, c.OnError, mgr)}
+	p := &processor{codec: c.Codec, computed: c.Computed, bad: tablespec.NewBad(component, c.OnError, mgr)}
 	for _, col := range c.Table.Columns {
 		if col.Kind == schema.Metadata {
 			p.meta = append(p.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type})
@@ -56,6 +59,11 @@ func (p *processor) Process(_ context.Context, msg *service.Message) (service.Me
 			return p.bad.Handle(msg, err)
 		}
 		row[mc.name] = v
+	}
+	if p.computed != nil {
+		if err := p.computed.EvalComputed(row, expr.Input{}); err != nil {
+			return p.bad.Handle(msg, err)
+		}
 	}
 	msg.SetStructuredMut(row)
 	return service.MessageBatch{msg}, nil

@@ -128,14 +128,18 @@ func TestConfigErrors(t *testing.T) {
 CREATE TABLE a (x INT) WITH ('format' = 'csv');
 CREATE TABLE pk (x INT, PRIMARY KEY (x) NOT ENFORCED) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'json');
 CREATE TABLE computed (x INT, y AS x + 1) WITH ('format' = 'json');
+CREATE TABLE unsupported (x INT, y AS PROCTIME()) WITH ('format' = 'json');
+CREATE TABLE mistyped (s STRING, y AS s * 2) WITH ('format' = 'json');
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ conf, want string }{
 		{"catalog: " + cat + "\ntable: a\n", ""},
-		{"catalog: " + cat + "\ntable: nope\n", "field table: catalog: no table nope (tables: a, computed, pk)"},
+		{"catalog: " + cat + "\ntable: nope\n", "field table: catalog: no table nope (tables: a, computed, mistyped, pk, unsupported)"},
 		{"catalog: " + cat + "\ntable: pk\n", "use 'connector' = 'upsert-kafka'"},
-		{"catalog: " + cat + "\ntable: computed\n", "computed columns (AS x + 1) are not yet supported"},
+		{"catalog: " + cat + "\ntable: computed\n", ""},
+		{"catalog: " + cat + "\ntable: unsupported\n", "column y AS PROCTIME(): line 1, column 1: unsupported Flink SQL function PROCTIME"},
+		{"catalog: " + cat + "\ntable: mistyped\n", "column y AS s * 2 (CEL: s * 2): ERROR: 1:3: found no matching overload for '_*_' applied to '(wrapper(string), int)'"},
 		{"catalog: " + cat + "\ntable: a\nformat: avro-confluent\n", `field format: format "avro-confluent" is not supported by connectd's codecs yet (supported: avro, csv, json, raw)`},
 		{"catalog: " + cat + "\ntable: a\noptions: { delimiter: ';' }\n", "format csv: option 'delimiter' is not supported"},
 		{"ddl: \"CREATE TABLE t (x INT)\"\n", "field format: the table t names no format"},
@@ -173,5 +177,126 @@ func TestLintRule(t *testing.T) {
 	}
 	if err := service.NewStreamBuilder().AddProcessorYAML("table_decode:\n  ddl: \"CREATE TABLE t (a INT) WITH ('format' = 'json')\"\n"); err != nil {
 		t.Errorf("a valid config lints clean: %v", err)
+	}
+}
+
+// Computed columns of a DDL table are evaluated after decoding, from
+// physical and metadata columns; NULL in gives NULL out; a failure that no
+// NULL explains is a bad record.
+func TestComputedColumns(t *testing.T) {
+	t.Parallel()
+	p, err := build(t, `
+ddl: |
+  CREATE TABLE orders (
+    id BIGINT NOT NULL,
+    price DECIMAL(10, 2),
+    qty INT,
+    epoch_ms BIGINT,
+    kafka_ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
+    total AS price * qty,
+    event_time AS TO_TIMESTAMP_LTZ(epoch_ms, 3),
+    lag_ms AS kafka_ts - event_time,
+    size AS CASE WHEN qty >= 10 THEN 'bulk' ELSE 'retail' END,
+    per_item AS 100 / qty,
+    WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
+  ) WITH ('format' = 'json')
+on_error: dead_letter
+`)
+	if err == nil || !strings.Contains(err.Error(), "column lag_ms AS kafka_ts - event_time: column event_time is computed too") {
+		t.Fatalf("want the computed-reference error, got %v", err)
+	}
+	_, err = build(t, "ddl: \"CREATE TABLE t (price DOUBLE, qty INT, total AS price * qty) WITH ('format' = 'json')\"\n")
+	if err == nil || !strings.Contains(err.Error(), "column total AS price * qty (CEL: price * qty): ERROR: 1:7: found no matching overload for '_*_' applied to '(wrapper(double), wrapper(int))'") {
+		t.Fatalf("want the type error naming the column, got %v", err)
+	}
+	p, err = build(t, `
+ddl: |
+  CREATE TABLE orders (
+    id BIGINT NOT NULL,
+    price DECIMAL(10, 2),
+    qty INT,
+    epoch_ms BIGINT,
+    kafka_ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,
+    total AS price * CAST(qty AS DOUBLE),
+    event_time AS TO_TIMESTAMP_LTZ(epoch_ms, 3),
+    delay AS kafka_ts - TO_TIMESTAMP_LTZ(epoch_ms, 3),
+    size AS CASE WHEN qty >= 10 THEN 'bulk' ELSE 'retail' END,
+    per_item AS 100 / qty,
+    WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
+  ) WITH ('format' = 'json')
+on_error: dead_letter
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := kafkaMsg(`{"id":1,"price":"2.50","qty":10,"epoch_ms":1764677594000}`, 3)
+	m.MetaSetMut("kafka_timestamp_ms", "1764677594250")
+	out, err := p.Process(context.Background(), m)
+	if err != nil || len(out) != 1 || out[0].GetError() != nil {
+		t.Fatalf("got %v, %v", out, err)
+	}
+	v, _ := out[0].AsStructured()
+	row := v.(map[string]any)
+	if row["total"] != 25.0 || !row["event_time"].(time.Time).Equal(time.UnixMilli(1764677594000)) || row["delay"] != "250ms" ||
+		row["size"] != "bulk" || row["per_item"] != int64(10) {
+		t.Fatalf("row = %#v", row)
+	}
+	// NULL in, NULL out.
+	out, err = p.Process(context.Background(), kafkaMsg(`{"id":2}`, 4))
+	if err != nil || len(out) != 1 || out[0].GetError() != nil {
+		t.Fatalf("got %v, %v", out, err)
+	}
+	v, _ = out[0].AsStructured()
+	row = v.(map[string]any)
+	for _, c := range []string{"total", "event_time", "delay", "per_item"} {
+		if x, ok := row[c]; !ok || x != nil {
+			t.Errorf("%s = %#v, want NULL", c, x)
+		}
+	}
+	if row["size"] != "retail" {
+		t.Errorf("size = %#v: a NULL condition is not true, so ELSE", row["size"])
+	}
+	// Division by zero is not explained by a NULL: a bad record.
+	out, err = p.Process(context.Background(), kafkaMsg(`{"id":3,"qty":0}`, 5))
+	if err != nil || len(out) != 1 {
+		t.Fatalf("got %v, %v", out, err)
+	}
+	if err := out[0].GetError(); err == nil || !strings.Contains(err.Error(), "offset 5): computed column per_item AS 100 / qty: division by zero") {
+		t.Fatalf("want a dead letter naming the column, got %v", err)
+	}
+}
+
+// The YAML form writes a computed column with expr instead of type.
+func TestComputedColumnYAML(t *testing.T) {
+	t.Parallel()
+	p, err := build(t, `
+table:
+  name: people
+  columns:
+    - { name: first, type: STRING }
+    - { name: last, type: STRING }
+    - { name: full, expr: "first || ' ' || UPPER(last)" }
+  options: { format: json }
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Process(context.Background(), kafkaMsg(`{"first":"Ada","last":"Lovelace"}`, 1))
+	if err != nil || len(out) != 1 {
+		t.Fatalf("got %v, %v", out, err)
+	}
+	v, _ := out[0].AsStructured()
+	if full := v.(map[string]any)["full"]; full != "Ada LOVELACE" {
+		t.Fatalf("full = %#v", full)
+	}
+	if _, err := build(t, `
+table:
+  name: people
+  columns:
+    - { name: first, type: STRING }
+    - { name: full, expr: "first BETWEEN 'a' AND 'b'" }
+  options: { format: json }
+`); err == nil || !strings.Contains(err.Error(), `column full AS first BETWEEN 'a' AND 'b': line 1, column 7: unsupported Flink SQL construct "BETWEEN"`) {
+		t.Fatalf("want the construct named, got %v", err)
 	}
 }

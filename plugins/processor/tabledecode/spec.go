@@ -7,6 +7,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/schema"
 )
 
 const component = "table_decode"
@@ -28,7 +29,13 @@ Metadata columns (`+"`METADATA FROM 'key'`"+`) are filled from the message metad
 `+"`topic`"+` from kafka_topic, `+"`partition`"+` from kafka_partition, `+"`offset`"+` from kafka_offset, `+"`timestamp`"+`
 from kafka_timestamp_ms, `+"`timestamp-type`"+` from kafka_timestamp_type, `+"`leader-epoch`"+` from kafka_leader_epoch,
 and `+"`headers`"+` from every other metadata field (as bytes). Missing metadata reads as null. Computed columns
-(`+"`AS expr`"+`) are refused: connectd does not evaluate them yet.
+(`+"`col AS expr`"+`) are evaluated after decoding, in table order, from the physical and metadata columns: the Flink SQL
+expression is translated to CEL and type-checked when the processor starts. The SQL supported is: `+schema.ComputedSQL+`.
+Anything else is a config error naming the column and the construct. As in Flink, a computed column is NULL when its
+expression fails on a NULL input, and a CASE WHEN condition that is NULL is not true; any other evaluation failure
+(a division by zero) is a bad record (`+"`on_error`"+`). CEL does not mix int and double in arithmetic: an integer
+literal next to a DECIMAL or DOUBLE column is read as a double (`+"`1 + vat`"+`), but two columns need a CAST
+(`+"`price * CAST(qty AS DOUBLE)`"+`).
 
 ### Bad records
 

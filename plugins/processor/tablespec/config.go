@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/expr"
 	"github.com/connectd/connectd/schema/format"
 )
 
@@ -132,6 +133,14 @@ func build(r raw, readCatalog bool) (*Config, error) {
 		return nil, err
 	}
 	c := &Config{Table: t}
+	for _, col := range t.Columns {
+		if col.Kind == schema.Computed { // type-check computed columns, also at lint time
+			if c.Computed, err = expr.NewEnv(t); err != nil {
+				return nil, fmt.Errorf("field %s: %w", FieldTable, err)
+			}
+			break
+		}
+	}
 	name, opts, ok := t.FormatOf()
 	switch {
 	case r.hasFormat:
@@ -168,6 +177,16 @@ func build(r raw, readCatalog bool) (*Config, error) {
 		return nil, fmt.Errorf("field %s: %w", FieldFormat, err)
 	}
 	return c, nil
+}
+
+// ResolveTable returns the table of a config's table, catalog and ddl
+// fields, validated, without any format. With readCatalog false a config
+// naming a catalog file returns nil, nil (lint time). Errors name the field.
+func ResolveTable(table any, catalog, ddl string, readCatalog bool) (*schema.Table, error) {
+	if catalog != "" && !readCatalog {
+		return nil, nil
+	}
+	return raw{table: table, catalog: catalog, ddl: ddl}.resolveTable()
 }
 
 func (r raw) resolveTable() (*schema.Table, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/expr"
 	"github.com/connectd/connectd/schema/format"
 )
 
@@ -55,14 +56,21 @@ type Config struct {
 	Options map[string]string // Flink format options without the format prefix
 	OnError Policy
 	Codec   format.Codec
+	// Computed evaluates the table's computed columns; nil when it has none.
+	Computed *expr.Env
 }
 
 // Fields returns the shared fields; verb is "decode" or "encode".
 func Fields(verb string) []*service.ConfigField {
+	return append(TableFields(), formatFields(verb)...)
+}
+
+// TableFields returns the fields that name a table: table, catalog, ddl.
+func TableFields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewAnyField(FieldTable).
 			Description("The table: either its definition in the YAML form (`name`, `columns` with `name` and a Flink SQL `type`, " +
-				"optional `metadata` key and `virtual`, `primary_key`, `watermark` with `column` and `delay`, and the Flink WITH `options`), " +
+				"optional `metadata` key and `virtual`, or `expr` instead of `type` for a computed column (a Flink SQL expression, as `AS expr`), `primary_key`, `watermark` with `column` and `delay`, and the Flink WITH `options`), " +
 				"or the name of a table in `catalog` or `ddl`. No default. Flink: the table of `CREATE TABLE`.").
 			Example(map[string]any{
 				"name": "orders",
@@ -84,6 +92,11 @@ func Fields(verb string) []*service.ConfigField {
 			Description("Flink SQL `CREATE TABLE` statements, inline. With several, `table` names the one to use. No default.").
 			Example("CREATE TABLE orders (id BIGINT, amount DECIMAL(10, 2)) WITH ('format' = 'json')").
 			Optional(),
+	}
+}
+
+func formatFields(verb string) []*service.ConfigField {
+	return []*service.ConfigField{
 		service.NewStringField(FieldFormat).
 			Description(fmt.Sprintf("Format to %s with: one of %s. Default: the table's `format` (or `value.format`) option. "+
 				"Flink option: `format` / `value.format`.", verb, strings.Join(format.Names(), ", "))).

@@ -1,0 +1,158 @@
+package cel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/schema/expr"
+)
+
+// config is a parsed cel processor: the environment and the compiled
+// expressions (nil when not set).
+type config struct {
+	env     *expr.Env
+	filter  *expr.Program
+	mapping *expr.Program
+}
+
+func configFromParsed(conf *service.ParsedConfig) (*config, error) {
+	var table any
+	if conf.Contains(tablespec.FieldTable) {
+		var err error
+		if table, err = conf.FieldAny(tablespec.FieldTable); err != nil {
+			return nil, err
+		}
+	}
+	catalog, _ := conf.FieldString(tablespec.FieldCatalog)
+	ddl, _ := conf.FieldString(tablespec.FieldDDL)
+	filter, _ := conf.FieldString(FieldFilter)
+	mapping, _ := conf.FieldString(FieldMap)
+	return newConfig(table, catalog, ddl, filter, mapping, true)
+}
+
+// newConfig resolves the table (none when table, catalog and ddl are all
+// unset) and compiles the expressions, collecting every problem. Errors
+// name the field; CEL errors carry line:column and a caret.
+func newConfig(table any, catalog, ddl, filter, mapping string, readCatalog bool) (*config, error) {
+	if strings.TrimSpace(filter) == "" && strings.TrimSpace(mapping) == "" {
+		return nil, fmt.Errorf("field %s: set %s, %s or both", FieldFilter, FieldFilter, FieldMap)
+	}
+	c := &config{}
+	var err error
+	if table != nil || catalog != "" || ddl != "" {
+		t, err := tablespec.ResolveTable(table, catalog, ddl, readCatalog)
+		if err != nil {
+			return nil, err
+		}
+		if c.env, err = expr.NewEnv(t); err != nil {
+			return nil, fmt.Errorf("field %s: %w", tablespec.FieldTable, err)
+		}
+	} else if c.env, err = expr.NewEnv(nil); err != nil {
+		return nil, err
+	}
+	var errs []error
+	if strings.TrimSpace(filter) != "" {
+		if c.filter, err = c.env.CompileFilter(filter); err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldFilter, err))
+		}
+	}
+	if strings.TrimSpace(mapping) != "" {
+		if c.mapping, err = c.env.CompileMap(mapping); err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldMap, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+type processor struct{ c *config }
+
+func newProcessor(c *config) *processor { return &processor{c: c} }
+
+// Process applies filter, then map. An evaluation error flags the message
+// and lets it through unchanged.
+func (p *processor) Process(_ context.Context, msg *service.Message) (service.MessageBatch, error) {
+	act, err := p.c.env.Activation(rowOf(msg), inputOf(msg))
+	if err != nil {
+		msg.SetError(fmt.Errorf("%s%s: the row does not fit the table: %w", component, tablespec.Locate(msg), err))
+		return service.MessageBatch{msg}, nil
+	}
+	if f := p.c.filter; f != nil {
+		v, err := f.Eval(act)
+		if err != nil {
+			return flag(msg, FieldFilter, f, err)
+		}
+		switch keep := v.(type) {
+		case bool:
+			if !keep {
+				return nil, nil
+			}
+		case nil: // NULL: as in SQL's WHERE, not true
+			return nil, nil
+		default:
+			return flag(msg, FieldFilter, f, fmt.Errorf("the result is %T, want a bool", v))
+		}
+	}
+	if m := p.c.mapping; m != nil {
+		v, err := m.Eval(act)
+		if err != nil {
+			return flag(msg, FieldMap, m, err)
+		}
+		row, ok := v.(map[string]any)
+		if !ok {
+			return flag(msg, FieldMap, m, fmt.Errorf("the result is %T, want a map", v))
+		}
+		msg.SetStructuredMut(row)
+	}
+	return service.MessageBatch{msg}, nil
+}
+
+func flag(msg *service.Message, field string, p *expr.Program, err error) (service.MessageBatch, error) {
+	msg.SetError(fmt.Errorf("%s%s: field %s: expression %q: %w", component, tablespec.Locate(msg), field, p.Source, err))
+	return service.MessageBatch{msg}, nil
+}
+
+// rowOf returns the message content as a row; content that is not a JSON
+// object is an empty row.
+func rowOf(msg *service.Message) map[string]any {
+	v, err := msg.AsStructured()
+	if err != nil {
+		return map[string]any{}
+	}
+	row, ok := v.(map[string]any)
+	if !ok {
+		return map[string]any{}
+	}
+	return row
+}
+
+// MetaKafkaTimestamp is the metadata that kafka_timestamp reads.
+const MetaKafkaTimestamp = "kafka_timestamp_ms"
+
+// inputOf returns the metadata and Kafka timestamp of msg as CEL sees them.
+func inputOf(msg *service.Message) expr.Input {
+	var in expr.Input
+	in.Meta = map[string]any{}
+	_ = msg.MetaWalkMut(func(k string, v any) error {
+		in.Meta[k] = v
+		return nil
+	})
+	if v, ok := in.Meta[MetaKafkaTimestamp]; ok {
+		if ms, err := strconv.ParseInt(strings.TrimSpace(fmt.Sprint(v)), 10, 64); err == nil {
+			ts := time.UnixMilli(ms).UTC()
+			in.KafkaTimestamp = &ts
+		}
+	}
+	return in
+}
+
+func (p *processor) Close(context.Context) error { return nil }
