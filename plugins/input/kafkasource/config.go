@@ -3,6 +3,7 @@ package kafkasource
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,6 +27,35 @@ const (
 	// StartCommitted starts at the consumer group's committed offset (Flink
 	// `group-offsets`), falling back to CommittedFallback when there is none.
 	StartCommitted StartFrom = "committed"
+	// StartTimestamp starts at the first offset whose record timestamp is at
+	// or after Config.StartTimestamp, else at the end offset (Flink
+	// `timestamp`, `scan.startup.timestamp-millis`).
+	StartTimestamp StartFrom = "timestamp"
+	// StartOffsets starts at the offsets of Config.StartOffsets; unlisted
+	// partitions start at the committed offset, else at the log start (Flink
+	// `specific-offsets`, `scan.startup.specific-offsets`).
+	StartOffsets StartFrom = "offsets"
+)
+
+// StopAt says where a bounded read ends. Stop offsets are exclusive and are
+// resolved once, when the input first connects. Flink: `scan.bounded.mode`.
+type StopAt string
+
+const (
+	// StopNone reads without end (Flink `unbounded`).
+	StopNone StopAt = "none"
+	// StopLatest stops at the end offset seen at connect: the high
+	// watermark, or the last stable offset under read_committed (Flink
+	// `latest-offset`).
+	StopLatest StopAt = "latest"
+	// StopTimestamp stops before the first record whose timestamp is at or
+	// after Config.StopTimestamp (Flink `timestamp`,
+	// `scan.bounded.timestamp-millis`).
+	StopTimestamp StopAt = "timestamp"
+	// StopOffsets stops at the offsets of Config.StopOffsets; unlisted
+	// partitions stop at latest (Flink `specific-offsets`,
+	// `scan.bounded.specific-offsets`).
+	StopOffsets StopAt = "offsets"
 )
 
 // CommittedFallback says what to do for a partition without a usable
@@ -54,13 +84,36 @@ const (
 	ReadUncommitted IsolationLevel = "read_uncommitted"
 )
 
+// Assignment says how a process gets its partitions.
+type Assignment string
+
+const (
+	// AssignmentEnumerator: the process lists the partitions itself and
+	// reads all of them, or its shard (as Flink's KafkaSource).
+	AssignmentEnumerator Assignment = "enumerator"
+	// AssignmentGroup: each reader joins the consumer group, and the group
+	// coordinator spreads the partitions over the readers of every process.
+	AssignmentGroup Assignment = "group"
+)
+
 // Config is the typed configuration of a kafka_source input.
 type Config struct {
 	// Conn holds the shared connection settings (brokers, TLS, SASL, ...).
 	Conn kafkaconn.Config
 	// Topics to read, every partition of each. Comma-separated entries are
-	// split. No default.
+	// split. Exactly one of Topics, TopicPattern and Partitions is set.
 	Topics []string
+	// TopicPattern selects the topics whose whole name it matches; nil if
+	// unset.
+	TopicPattern *regexp.Regexp
+	// TopicExclude drops topics that TopicPattern selects and whose whole
+	// name it matches; nil if unset.
+	TopicExclude *regexp.Regexp
+	// Partitions are explicit partitions to read, per topic; nil if unset.
+	Partitions map[string][]int32
+	// DiscoveryInterval between metadata scans for new partitions and
+	// topics; 0 turns discovery off. Default 5m.
+	DiscoveryInterval time.Duration
 	// ConsumerGroup receives the committed offsets. No default.
 	ConsumerGroup string
 	// StartFrom: default StartCommitted.
@@ -79,6 +132,34 @@ type Config struct {
 	// FetchMaxWait is how long the broker may hold a fetch open. Default
 	// 500ms.
 	FetchMaxWait time.Duration
+	// StartTimestamp is the time for StartTimestamp, in milliseconds since
+	// the Unix epoch; -1 if unset.
+	StartTimestamp int64
+	// StartOffsets are the start offsets for StartOffsets.
+	StartOffsets map[topicPartition]int64
+	// StopAt: default StopNone.
+	StopAt StopAt
+	// StopTimestamp is the time for StopTimestamp, in milliseconds since
+	// the Unix epoch; -1 if unset.
+	StopTimestamp int64
+	// StopOffsets are the exclusive stop offsets for StopOffsets.
+	StopOffsets map[topicPartition]int64
+	// Readers is the number of in-process readers, each with its own
+	// client and fetch loop. Default 1.
+	Readers int
+	// Shard is this process's share of the splits. Default {0, 1}: all.
+	Shard Shard
+	// Assignment: default AssignmentEnumerator.
+	Assignment Assignment
+	// SessionTimeout of a group member (group mode). Default 45s.
+	SessionTimeout time.Duration
+}
+
+// Shard is a static share of the splits: the process with Index of Count
+// owns the splits whose owner slot, over Count x Readers slots, falls in
+// [Index x Readers, (Index+1) x Readers).
+type Shard struct {
+	Index, Count int
 }
 
 // configFromParsed reads a parsed kafka_source config into a Config and
@@ -91,11 +172,26 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.Conn, err = kafkaconn.FromParsed(conf); err != nil {
 		return c, err
 	}
-	topics, err := conf.FieldStringList(fieldTopics)
-	if err != nil {
-		return c, err
+	if conf.Contains(fieldTopics) {
+		topics, err := conf.FieldStringList(fieldTopics)
+		if err != nil {
+			return c, err
+		}
+		c.Topics = splitTopics(topics)
 	}
-	c.Topics = splitTopics(topics)
+	var errs []error
+	if c.TopicPattern, err = regexpFromParsed(conf, fieldTopicPattern); err != nil {
+		errs = append(errs, err)
+	}
+	if c.TopicExclude, err = regexpFromParsed(conf, fieldTopicExclude); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Partitions, err = partitionsFromParsed(conf); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DiscoveryInterval, err = conf.FieldDuration(fieldDiscoveryInterval); err != nil {
+		errs = append(errs, err)
+	}
 	if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
 		return c, err
 	}
@@ -124,7 +220,42 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.FetchMaxWait, err = conf.FieldDuration(fieldFetchMaxWait); err != nil {
 		return c, err
 	}
-	return c, c.validate()
+	if s, err = conf.FieldString(fieldStopAt); err != nil {
+		return c, err
+	}
+	c.StopAt = StopAt(s)
+	if c.Readers, err = conf.FieldInt(fieldReaders); err != nil {
+		return c, err
+	}
+	if c.Shard.Index, err = conf.FieldInt(fieldShard, fieldShardIndex); err != nil {
+		return c, err
+	}
+	if c.Shard.Count, err = conf.FieldInt(fieldShard, fieldShardCount); err != nil {
+		return c, err
+	}
+	if s, err = conf.FieldString(fieldAssignment); err != nil {
+		return c, err
+	}
+	c.Assignment = Assignment(s)
+	if c.SessionTimeout, err = conf.FieldDuration(fieldSessionTimeout); err != nil {
+		return c, err
+	}
+	if c.StartTimestamp, err = timestampFromParsed(conf, fieldStartTimestamp); err != nil {
+		errs = append(errs, err)
+	}
+	if c.StopTimestamp, err = timestampFromParsed(conf, fieldStopTimestamp); err != nil {
+		errs = append(errs, err)
+	}
+	if c.StartOffsets, err = offsetsFromParsed(conf, fieldStartOffsets); err != nil {
+		errs = append(errs, err)
+	}
+	if c.StopOffsets, err = offsetsFromParsed(conf, fieldStopOffsets); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
 }
 
 // splitTopics splits comma-separated entries, trims blanks and drops empty
@@ -148,18 +279,44 @@ func splitTopics(entries []string) []string {
 // because linting can be skipped.
 func (c Config) validate() error {
 	var errs []error
-	if len(c.Topics) == 0 {
-		errs = append(errs, fmt.Errorf("field %s: at least one topic is required", fieldTopics))
+	switch n := btoi(len(c.Topics) > 0) + btoi(c.TopicPattern != nil) + btoi(c.Partitions != nil); {
+	case n == 0:
+		errs = append(errs, fmt.Errorf("field %s: at least one topic is required (or %s, or %s)", fieldTopics, fieldTopicPattern, fieldPartitions))
+	case n > 1:
+		errs = append(errs, fmt.Errorf("field %s: set only one of %s, %s and %s", fieldTopics, fieldTopics, fieldTopicPattern, fieldPartitions))
+	}
+	if c.TopicExclude != nil && c.TopicPattern == nil {
+		errs = append(errs, fmt.Errorf("field %s: only used with %s", fieldTopicExclude, fieldTopicPattern))
+	}
+	switch c.Assignment {
+	case AssignmentEnumerator:
+	case AssignmentGroup:
+		errs = append(errs, c.validateGroup()...)
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldAssignment, c.Assignment, AssignmentEnumerator, AssignmentGroup))
+	}
+	if c.SessionTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", fieldSessionTimeout, c.SessionTimeout))
+	}
+	if c.DiscoveryInterval < 0 {
+		errs = append(errs, fmt.Errorf("field %s: must not be negative (0 turns discovery off), got %v", fieldDiscoveryInterval, c.DiscoveryInterval))
 	}
 	if strings.TrimSpace(c.ConsumerGroup) == "" {
 		errs = append(errs, fmt.Errorf("field %s: a group id is required (offsets are committed to it)", fieldConsumerGroup))
 	}
 	switch c.StartFrom {
-	case StartEarliest, StartLatest, StartCommitted:
+	case StartEarliest, StartLatest, StartCommitted, StartTimestamp, StartOffsets:
 	default:
-		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want one of %s, %s, %s)",
-			fieldStartFrom, c.StartFrom, StartEarliest, StartLatest, StartCommitted))
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want one of %s, %s, %s, %s, %s)",
+			fieldStartFrom, c.StartFrom, StartEarliest, StartLatest, StartCommitted, StartTimestamp, StartOffsets))
 	}
+	switch c.StopAt {
+	case StopNone, StopLatest, StopTimestamp, StopOffsets:
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want one of %s, %s, %s, %s)",
+			fieldStopAt, c.StopAt, StopNone, StopLatest, StopTimestamp, StopOffsets))
+	}
+	errs = append(errs, c.validateBounds()...)
 	switch c.CommittedFallback {
 	case FallbackEarliest, FallbackLatest, FallbackError:
 	default:
@@ -187,6 +344,15 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("field %s: %d is below %s %d; one batch could exceed the limit, raise %s to at least %d",
 			fieldCheckpointLimit, c.CheckpointLimit, fieldBatchSize, c.BatchSize, fieldCheckpointLimit, c.BatchSize))
 	}
+	if c.Readers < 1 || c.Readers > maxReaders {
+		errs = append(errs, fmt.Errorf("field %s: must be between 1 and %d, got %d", fieldReaders, maxReaders, c.Readers))
+	}
+	if c.Shard.Count < 1 {
+		errs = append(errs, fmt.Errorf("field %s.%s: must be at least 1, got %d", fieldShard, fieldShardCount, c.Shard.Count))
+	} else if c.Shard.Index < 0 || c.Shard.Index >= c.Shard.Count {
+		errs = append(errs, fmt.Errorf("field %s.%s: must be in [0, %s.%s) = [0, %d), got %d",
+			fieldShard, fieldShardIndex, fieldShard, fieldShardCount, c.Shard.Count, c.Shard.Index))
+	}
 	return errors.Join(errs...)
 }
 
@@ -196,6 +362,25 @@ func (c Config) clientOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ConsumeResetOffset(c.resetOffset()),
 		kgo.FetchMaxWait(c.FetchMaxWait),
+		// Control records (transaction markers) come to the reader, which
+		// drops them but moves the partition's position past them, so that
+		// the commit position and stop_at see the end of a transaction.
+		kgo.KeepControlRecords(),
+	}
+	if c.Assignment == AssignmentGroup && c.DiscoveryInterval > 0 {
+		// Group members see new partitions and topics when their
+		// metadata is refreshed; the coordinator then rebalances.
+		opts = append(opts, kgo.MetadataMaxAge(c.DiscoveryInterval),
+			kgo.MetadataMinAge(max(10*time.Millisecond, min(5*time.Second, c.DiscoveryInterval/2))))
+	}
+	if c.discovers() {
+		// The client caches metadata for its min age (default 5s); a
+		// shorter discovery interval must see fresher metadata.
+		age := min(5*time.Second, c.DiscoveryInterval/2)
+		if c.Conn.MetadataMaxAge > 0 {
+			age = min(age, c.Conn.MetadataMaxAge)
+		}
+		opts = append(opts, kgo.MetadataMinAge(max(10*time.Millisecond, age)))
 	}
 	if c.IsolationLevel == ReadCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -215,5 +400,62 @@ func (c Config) resetOffset() kgo.Offset {
 		return kgo.NoResetOffset()
 	default:
 		return kgo.NewOffset().AtStart()
+	}
+}
+
+// validateGroup checks the settings that group mode does not take: the
+// coordinator decides which partitions a process reads, and they start at
+// the group's committed offsets.
+func (c Config) validateGroup() []error {
+	var errs []error
+	if c.Shard.Count > 1 {
+		errs = append(errs, fmt.Errorf("field %s: not used with %s: %s (the group coordinator shares the partitions)", fieldShard, fieldAssignment, AssignmentGroup))
+	}
+	if c.StopAt != StopNone {
+		errs = append(errs, fmt.Errorf("field %s: must be %s with %s: %s (a bounded read needs a fixed set of partitions)", fieldStopAt, StopNone, fieldAssignment, AssignmentGroup))
+	}
+	if c.StartFrom != StartCommitted {
+		errs = append(errs, fmt.Errorf("field %s: must be %s with %s: %s (members start at the group's committed offsets, else %s)",
+			fieldStartFrom, StartCommitted, fieldAssignment, AssignmentGroup, fieldCommittedFallback))
+	}
+	if c.CommittedFallback == FallbackError {
+		errs = append(errs, fmt.Errorf("field %s: must be %s or %s with %s: %s", fieldCommittedFallback, FallbackEarliest, FallbackLatest, fieldAssignment, AssignmentGroup))
+	}
+	if c.Partitions != nil {
+		errs = append(errs, fmt.Errorf("field %s: not used with %s: %s; list %s instead", fieldPartitions, fieldAssignment, AssignmentGroup, fieldTopics))
+	}
+	return errs
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// discovers reports whether the input scans for new partitions while
+// running: not for explicit partitions, nor for bounded reads (as Flink,
+// whose bounded sources do not discover).
+func (c Config) discovers() bool {
+	return c.DiscoveryInterval > 0 && c.Partitions == nil && c.StopAt == StopNone && c.Assignment != AssignmentGroup
+}
+
+// subscribed reports whether a topic is read, by name. Explicit partitions
+// are checked by the caller.
+func (c Config) subscribed(topic string) bool {
+	switch {
+	case c.TopicPattern != nil:
+		return c.TopicPattern.MatchString(topic) && (c.TopicExclude == nil || !c.TopicExclude.MatchString(topic))
+	case c.Partitions != nil:
+		_, ok := c.Partitions[topic]
+		return ok
+	default:
+		for _, t := range c.Topics {
+			if t == topic {
+				return true
+			}
+		}
+		return false
 	}
 }

@@ -4,17 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// This file is the enumerator's first cut (Flink's split enumerator plus its
-// OffsetsInitializer): it lists the partitions of the configured topics and
-// resolves each one's start offset. Assignment over readers, partition
-// discovery while running and stop offsets extend it.
+// This file is the enumerator (Flink's split enumerator plus its
+// OffsetsInitializers): it lists the partitions of the configured topics,
+// keeps this process's shard of them, resolves each one's start and stop
+// offsets, and places each on a reader with Flink's owner function.
 
 // ErrNoCommittedOffset is wrapped by a StartOffsetError when a partition has
 // no usable committed offset and committed_fallback is error.
@@ -25,14 +27,21 @@ type StartOffsetError struct {
 	Group     string
 	Topic     string
 	Partition int32
-	// Committed is the group's committed offset, -1 if none.
+	// Committed is the group's committed offset, -1 if none; or, when
+	// Specified, the offset given in start_offsets.
 	Committed int64
+	// Specified is true when the offset came from start_offsets.
+	Specified bool
 	// LogStart and LogEnd are the partition's offset range when known.
 	LogStart, LogEnd int64
 	Err              error
 }
 
 func (e *StartOffsetError) Error() string {
+	if e.Specified {
+		return fmt.Sprintf("offset %d of topic %q partition %d in %s is outside the log [%d, %d], and %s is %s: %v",
+			e.Committed, e.Topic, e.Partition, fieldStartOffsets, e.LogStart, e.LogEnd, fieldCommittedFallback, FallbackError, e.Err)
+	}
 	if e.Committed < 0 {
 		return fmt.Sprintf("consumer group %q has no committed offset for topic %q partition %d, and %s is %s: %v",
 			e.Group, e.Topic, e.Partition, fieldCommittedFallback, FallbackError, e.Err)
@@ -65,7 +74,14 @@ type split struct {
 	start int64
 	// committed is the group's committed offset, -1 if none.
 	committed int64
+	// stop is the exclusive stop offset, noStop for none.
+	stop int64
+	// reader is the index of the reader that fetches the split.
+	reader int
 }
+
+// noStop is the stop offset of an unbounded split.
+const noStop = -1
 
 // partitionRange is what the broker says about one partition at connect.
 type partitionRange struct {
@@ -76,6 +92,10 @@ type partitionRange struct {
 	// latest is where start_from latest begins: the high watermark, or the
 	// last stable offset under read_committed.
 	latest int64
+	// specified is the offset given in start_offsets, -1 if none.
+	specified int64
+	// atTimestamp is the first offset at or after start_timestamp.
+	atTimestamp int64
 }
 
 // resolveStart returns the start offset of a partition. It does no I/O.
@@ -85,17 +105,31 @@ func resolveStart(mode StartFrom, fallback CommittedFallback, group string, tp t
 		return r.logStart, nil
 	case StartLatest:
 		return r.latest, nil
+	case StartTimestamp:
+		return r.atTimestamp, nil
+	}
+	if mode == StartOffsets && r.specified >= 0 {
+		if r.specified >= r.logStart && r.specified <= r.logEnd {
+			return r.specified, nil
+		}
+		return fallbackStart(fallback, group, tp, r, r.specified, true)
 	}
 	if r.committed >= 0 && r.committed >= r.logStart && r.committed <= r.logEnd {
 		return r.committed, nil
 	}
+	return fallbackStart(fallback, group, tp, r, r.committed, false)
+}
+
+// fallbackStart applies committed_fallback to a partition whose committed
+// (or specified) offset is missing or outside the log.
+func fallbackStart(fallback CommittedFallback, group string, tp topicPartition, r partitionRange, offset int64, specified bool) (int64, error) {
 	switch fallback {
 	case FallbackLatest:
 		return r.latest, nil
 	case FallbackError:
 		return 0, &StartOffsetError{
 			Group: group, Topic: tp.topic, Partition: tp.partition,
-			Committed: r.committed, LogStart: r.logStart, LogEnd: r.logEnd,
+			Committed: offset, Specified: specified, LogStart: r.logStart, LogEnd: r.logEnd,
 			Err: ErrNoCommittedOffset,
 		}
 	default:
@@ -103,66 +137,55 @@ func resolveStart(mode StartFrom, fallback CommittedFallback, group string, tp t
 	}
 }
 
-// enumerate lists the partitions of the configured topics and resolves their
-// start offsets. A partition in resume (the position of a previous session
-// of this process) starts there instead of where start_from says. All
-// partition errors are collected.
-func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume map[topicPartition]int64) ([]split, error) {
-	topics, err := adm.ListTopics(ctx, c.Topics...)
+// enumerate lists the partitions of the configured topics, keeps the ones
+// of this process's shard, and resolves their start and stop offsets. A
+// partition in resume (the position of a previous session of this process)
+// starts there instead of where start_from says; a partition in stops keeps
+// that stop offset (stop offsets are resolved once, at the first connect).
+// All partition errors are collected.
+func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops map[topicPartition]int64) ([]split, error) {
+	tps, topics, err := listSubscribed(ctx, adm, c, true)
 	if err != nil {
-		return nil, fmt.Errorf("listing topics %v: %w", c.Topics, err)
+		return nil, err
 	}
-	var errs []error
-	var tps []topicPartition
-	for _, t := range c.Topics {
-		td, ok := topics[t]
-		switch {
-		case !ok:
-			errs = append(errs, &TopicError{Topic: t, Err: kerr.UnknownTopicOrPartition})
-			continue
-		case td.Err != nil:
-			errs = append(errs, &TopicError{Topic: t, Err: td.Err})
-			continue
-		case len(td.Partitions) == 0:
-			errs = append(errs, &TopicError{Topic: t, Err: errors.New("topic has no partitions")})
-			continue
-		}
-		for _, p := range td.Partitions.Numbers() {
-			tps = append(tps, topicPartition{topic: t, partition: p})
-		}
+	if len(tps) == 0 {
+		return nil, nil
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].topic != tps[j].topic {
-			return tps[i].topic < tps[j].topic
-		}
-		return tps[i].partition < tps[j].partition
-	})
 
 	committed, err := fetchCommitted(ctx, adm, c.ConsumerGroup)
 	if err != nil {
 		return nil, err
 	}
-	starts, err := listOffsets(ctx, "start", adm.ListStartOffsets, c.Topics)
+	starts, err := listOffsets(ctx, "start", adm.ListStartOffsets, topics)
 	if err != nil {
 		return nil, err
 	}
-	ends, err := listOffsets(ctx, "end", adm.ListEndOffsets, c.Topics)
+	ends, err := listOffsets(ctx, "end", adm.ListEndOffsets, topics)
 	if err != nil {
 		return nil, err
 	}
 	latest := ends
 	if c.IsolationLevel == ReadCommitted {
-		if latest, err = listOffsets(ctx, "last stable", adm.ListCommittedOffsets, c.Topics); err != nil {
+		if latest, err = listOffsets(ctx, "last stable", adm.ListCommittedOffsets, topics); err != nil {
+			return nil, err
+		}
+	}
+	var startTs, stopTs kadm.ListedOffsets
+	if c.StartFrom == StartTimestamp {
+		if startTs, err = listOffsetsAfter(ctx, adm, c.StartTimestamp, topics); err != nil {
+			return nil, err
+		}
+	}
+	if c.StopAt == StopTimestamp && stops == nil {
+		if stopTs, err = listOffsetsAfter(ctx, adm, c.StopTimestamp, topics); err != nil {
 			return nil, err
 		}
 	}
 
+	var errs []error
 	splits := make([]split, 0, len(tps))
 	for _, tp := range tps {
-		r := partitionRange{committed: -1}
+		r := partitionRange{committed: -1, specified: -1}
 		if o, ok := committed.Lookup(tp.topic, tp.partition); ok {
 			if o.Err != nil {
 				errs = append(errs, fmt.Errorf("committed offset of consumer group %q for topic %q partition %d: %w",
@@ -185,6 +208,12 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume map[topic
 		if r.latest, ok = lookupOffset(latest, tp); !ok {
 			r.latest = r.logEnd
 		}
+		if o, ok := c.StartOffsets[tp]; ok {
+			r.specified = o
+		}
+		if r.atTimestamp, ok = lookupOffset(startTs, tp); !ok {
+			r.atTimestamp = r.latest
+		}
 		start, ok := resume[tp]
 		if !ok {
 			if start, err = resolveStart(c.StartFrom, c.CommittedFallback, c.ConsumerGroup, tp, r); err != nil {
@@ -192,12 +221,167 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume map[topic
 				continue
 			}
 		}
-		splits = append(splits, split{tp: tp, start: start, committed: r.committed})
+		stop, ok := stops[tp]
+		if !ok {
+			stop = resolveStop(c, tp, r, stopTs)
+		}
+		splits = append(splits, split{tp: tp, start: start, committed: r.committed, stop: stop, reader: c.readerOf(tp)})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return splits, nil
+}
+
+// listSubscribed lists the partitions this process reads (its shard of the
+// subscribed ones), sorted, and the topics they belong to. With strict, a
+// configured topic or partition that does not exist is an error; without
+// (partition discovery), it is left out.
+func listSubscribed(ctx context.Context, adm *kadm.Client, c Config, strict bool) ([]topicPartition, []string, error) {
+	var names []string
+	switch {
+	case c.TopicPattern != nil:
+	case c.Partitions != nil:
+		names = slices.Sorted(maps.Keys(c.Partitions))
+	default:
+		names = c.Topics
+	}
+	details, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing topics %v: %w", names, err)
+	}
+	if c.TopicPattern != nil {
+		names = nil
+		for _, t := range details.Names() {
+			if td := details[t]; !td.IsInternal && c.subscribed(t) {
+				names = append(names, t)
+			}
+		}
+	}
+	var (
+		errs   []error
+		tps    []topicPartition
+		topics []string
+	)
+	for _, t := range names {
+		td, ok := details[t]
+		var terr error
+		switch {
+		case !ok:
+			terr = &TopicError{Topic: t, Err: kerr.UnknownTopicOrPartition}
+		case td.Err != nil:
+			terr = &TopicError{Topic: t, Err: td.Err}
+		case len(td.Partitions) == 0:
+			terr = &TopicError{Topic: t, Err: errors.New("topic has no partitions")}
+		}
+		if terr != nil {
+			if strict {
+				errs = append(errs, terr)
+			}
+			continue
+		}
+		parts := td.Partitions.Numbers()
+		if c.Partitions != nil {
+			parts = nil
+			for _, p := range c.Partitions[t] {
+				if _, ok := td.Partitions[p]; ok {
+					parts = append(parts, p)
+				} else if strict {
+					errs = append(errs, fmt.Errorf("field %s: topic %q has no partition %d", fieldPartitions, t, p))
+				}
+			}
+		}
+		owned := false
+		for _, p := range parts {
+			tp := topicPartition{topic: t, partition: p}
+			if c.owns(tp) {
+				tps = append(tps, tp)
+				owned = true
+			}
+		}
+		if owned {
+			topics = append(topics, t)
+		}
+	}
+	if strict {
+		for _, f := range []struct {
+			name string
+			m    map[topicPartition]int64
+		}{{fieldStartOffsets, c.StartOffsets}, {fieldStopOffsets, c.StopOffsets}} {
+			for _, tp := range sortedPartitions(f.m) {
+				if td, ok := details[tp.topic]; ok && td.Err == nil {
+					if _, ok := td.Partitions[tp.partition]; !ok {
+						errs = append(errs, fmt.Errorf("field %s: topic %q has no partition %d", f.name, tp.topic, tp.partition))
+					}
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	sortPartitions(tps)
+	return tps, topics, nil
+}
+
+// owns reports whether tp is in this process's shard: its owner slot over
+// Shard.Count x Readers slots is one of this process's readers.
+func (c Config) owns(tp topicPartition) bool {
+	return ownerSlot(tp.topic, tp.partition, c.Shard.Count*c.Readers)/c.Readers == c.Shard.Index
+}
+
+// readerOf is the reader (of Readers) that fetches tp.
+func (c Config) readerOf(tp topicPartition) int {
+	return ownerSlot(tp.topic, tp.partition, c.Shard.Count*c.Readers) % c.Readers
+}
+
+// resolveStop returns the exclusive stop offset of a partition, noStop for
+// an unbounded read. A stop that no record can reach before the stable end
+// (no record at or after stop_timestamp) is the stable end: latest.
+func resolveStop(c Config, tp topicPartition, r partitionRange, atStopTs kadm.ListedOffsets) int64 {
+	switch c.StopAt {
+	case StopLatest:
+		return r.latest
+	case StopTimestamp:
+		if o, ok := lookupOffset(atStopTs, tp); ok && o < r.logEnd {
+			return o
+		}
+		return r.latest
+	case StopOffsets:
+		if o, ok := c.StopOffsets[tp]; ok {
+			return o
+		}
+		return r.latest
+	default:
+		return noStop
+	}
+}
+
+// listOffsetsAfter lists, per partition, the first offset whose record
+// timestamp is at or after ms (Kafka ListOffsets by timestamp); partitions
+// without such a record list their end offset.
+func listOffsetsAfter(ctx context.Context, adm *kadm.Client, ms int64, topics []string) (kadm.ListedOffsets, error) {
+	return listOffsets(ctx, fmt.Sprintf("timestamp %d", ms), func(ctx context.Context, topics ...string) (kadm.ListedOffsets, error) {
+		return adm.ListOffsetsAfterMilli(ctx, ms, topics...)
+	}, topics)
+}
+
+// javaStringHash is Java's String.hashCode: s as UTF-16 code units,
+// h = 31*h + unit, in wrapping 32-bit arithmetic.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}
+
+// ownerSlot is Flink's KafkaSourceEnumerator.getSplitOwner: the reader (of
+// n) that owns a partition. Consecutive partitions of a topic go to
+// consecutive readers, starting at a reader chosen by the topic's hash.
+func ownerSlot(topic string, partition int32, n int) int {
+	start := int((javaStringHash(topic)*31)&0x7FFFFFFF) % n
+	return (start + int(partition)) % n
 }
 
 // fetchCommitted returns the group's committed offsets. A group that never

@@ -15,7 +15,7 @@ const (
 // recordMessage turns a record into a message: the content is the record
 // value, and the metadata is listed in the spec's Metadata section. Headers
 // are set first so that a header cannot overwrite a kafka_ field.
-func recordMessage(r *kgo.Record) *service.Message {
+func recordMessage(r *kgo.Record, lag int64) *service.Message {
 	msg := service.NewMessage(r.Value)
 	for _, h := range r.Headers {
 		msg.MetaSetMut(h.Key, string(h.Value))
@@ -29,6 +29,7 @@ func recordMessage(r *kgo.Record) *service.Message {
 	msg.MetaSetMut(metaTimestampType, timestampType(r.Attrs))
 	msg.MetaSetMut(metaTombstone, r.Value == nil)
 	msg.MetaSetMut(metaLeaderEpoch, int(r.LeaderEpoch))
+	msg.MetaSetMut(metaLag, lag)
 	return msg
 }
 
@@ -41,4 +42,13 @@ func timestampType(a kgo.RecordAttrs) string {
 	default:
 		return timestampTypeNone
 	}
+}
+
+// recordBytes is the size of a record's key, value and headers.
+func recordBytes(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }

@@ -34,6 +34,9 @@ type position struct {
 type offsetTracker struct {
 	limit int
 	parts map[topicPartition]*partitionOffsets
+	// finished lists partitions that reached their stop offset since the
+	// last takeFinished.
+	finished []topicPartition
 }
 
 // partitionOffsets is the checkpoint state of one partition.
@@ -51,6 +54,10 @@ type partitionOffsets struct {
 	committed int64
 	// paused is true while fetching is paused because unacked reached limit.
 	paused bool
+	// stop is the exclusive stop offset, noStop for none.
+	stop int64
+	// done is true once next reached stop: nothing more is fetched.
+	done bool
 }
 
 type pendingOffset struct {
@@ -65,10 +72,110 @@ func newOffsetTracker(limit int) *offsetTracker {
 	return &offsetTracker{limit: limit, parts: map[topicPartition]*partitionOffsets{}}
 }
 
-// addPartition starts tracking tp, to be read from start; committed is the
-// group's committed offset for it, or -1 if none.
-func (t *offsetTracker) addPartition(tp topicPartition, start, committed int64) {
-	t.parts[tp] = &partitionOffsets{next: start, committed: committed}
+// addPartition starts tracking tp, to be read from start up to the
+// exclusive stop (noStop for none); committed is the group's committed
+// offset for it, or -1 if none. It returns true when the partition is
+// finished already (start at or past stop): nothing is to be fetched.
+func (t *offsetTracker) addPartition(tp topicPartition, start, committed, stop int64) (finished bool) {
+	po := &partitionOffsets{next: start, committed: committed, stop: stop}
+	po.done = stop != noStop && start >= stop
+	t.parts[tp] = po
+	return po.done
+}
+
+// next returns the fetch position of tp: one past the last entry fetched,
+// or the start offset.
+func (t *offsetTracker) next(tp topicPartition) (int64, bool) {
+	if po := t.parts[tp]; po != nil {
+		return po.next, true
+	}
+	return 0, false
+}
+
+// unfinished returns the fetch position of every partition that has a stop
+// offset and has not reached it.
+func (t *offsetTracker) unfinished() map[topicPartition]int64 {
+	out := map[topicPartition]int64{}
+	for tp, po := range t.parts {
+		if po.stop != noStop && !po.done {
+			out[tp] = po.next
+		}
+	}
+	return out
+}
+
+// has reports whether tp is tracked.
+func (t *offsetTracker) has(tp topicPartition) bool {
+	return t.parts[tp] != nil
+}
+
+// partitions returns the tracked partitions, sorted.
+func (t *offsetTracker) partitions() []topicPartition {
+	return sortedPartitions(t.parts)
+}
+
+// removePartition stops tracking tp: acknowledgements of its records are
+// ignored and its offset is no longer committed.
+func (t *offsetTracker) removePartition(tp topicPartition) {
+	delete(t.parts, tp)
+}
+
+// wanted reports whether a fetched record of tp at offset is to be
+// delivered: false for untracked partitions and at or past the stop offset.
+func (t *offsetTracker) wanted(tp topicPartition, offset int64) bool {
+	po := t.parts[tp]
+	return po != nil && (po.stop == noStop || offset < po.stop)
+}
+
+// skipped records that the entry of tp at offset was fetched and is not
+// delivered: a transaction marker, or a record at or past the stop offset.
+// The fetch position moves past it (never past the stop offset), so that
+// the commit position and the end of a bounded read see it.
+func (t *offsetTracker) skipped(tp topicPartition, offset int64) {
+	po := t.parts[tp]
+	if po == nil {
+		return
+	}
+	next := offset + 1
+	if po.stop != noStop && next > po.stop {
+		next = po.stop
+	}
+	if next > po.next {
+		po.next = next
+	}
+	t.checkDone(tp, po)
+}
+
+func (t *offsetTracker) checkDone(tp topicPartition, po *partitionOffsets) {
+	if !po.done && po.stop != noStop && po.next >= po.stop {
+		po.done = true
+		t.finished = append(t.finished, tp)
+	}
+}
+
+// takeFinished returns the partitions that reached their stop offset since
+// the last call.
+func (t *offsetTracker) takeFinished() []topicPartition {
+	f := t.finished
+	t.finished = nil
+	return f
+}
+
+// drained reports whether every partition reached its stop offset and
+// every fetched record was acknowledged; committed additionally requires
+// that each commit position was committed. With no stop offsets it is
+// always false.
+func (t *offsetTracker) drained() (drained, committed bool) {
+	committed = true
+	for _, po := range t.parts {
+		if !po.done || po.unacked > 0 {
+			return false, false
+		}
+		if po.commitPosition() != po.committed {
+			committed = false
+		}
+	}
+	return true, committed
 }
 
 // fetched records that the records at ps were fetched; ps is in fetch order.
@@ -76,17 +183,27 @@ func (t *offsetTracker) addPartition(tp topicPartition, start, committed int64) 
 // Positions of untracked partitions are ignored.
 func (t *offsetTracker) fetched(ps []position) (pause []topicPartition) {
 	for _, p := range ps {
-		po := t.parts[p.tp]
-		if po == nil {
-			continue
-		}
-		po.add(p.offset)
-		if !po.paused && po.unacked >= t.limit {
-			po.paused = true
+		if t.fetchedOne(p) {
 			pause = append(pause, p.tp)
 		}
 	}
 	return pause
+}
+
+// fetchedOne records that the record at p was fetched. It returns true when
+// p's partition has just reached the limit and must pause.
+func (t *offsetTracker) fetchedOne(p position) (pause bool) {
+	po := t.parts[p.tp]
+	if po == nil {
+		return false
+	}
+	po.add(p.offset)
+	t.checkDone(p.tp, po)
+	if !po.paused && po.unacked >= t.limit {
+		po.paused = true
+		return true
+	}
+	return false
 }
 
 // acked records that the records at ps were acknowledged. It returns the

@@ -129,7 +129,7 @@ func TestOffsetTracker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tr := newOffsetTracker(tt.limit)
-			tr.addPartition(tpA, tt.start, -1)
+			tr.addPartition(tpA, tt.start, -1, noStop)
 			for i, s := range tt.steps {
 				var pause, resume []topicPartition
 				switch s.op {
@@ -160,8 +160,8 @@ func TestOffsetTrackerPartitionsAreIndependent(t *testing.T) {
 	t.Parallel()
 	tpB := topicPartition{topic: "a", partition: 1}
 	tr := newOffsetTracker(100)
-	tr.addPartition(tpA, 0, -1)
-	tr.addPartition(tpB, 50, 50)
+	tr.addPartition(tpA, 0, -1, noStop)
+	tr.addPartition(tpB, 50, 50, noStop)
 	// One batch spanning both partitions, acked; a second one nacked.
 	tr.fetched(append(positionsOf(tpA, 0, 1), positionsOf(tpB, 50, 51)...))
 	tr.fetched(append(positionsOf(tpA, 2), positionsOf(tpB, 52)...))
@@ -184,12 +184,12 @@ func TestOffsetTrackerPartitionsAreIndependent(t *testing.T) {
 func TestOffsetTrackerUncommittedSkipsCommittedStart(t *testing.T) {
 	t.Parallel()
 	tr := newOffsetTracker(10)
-	tr.addPartition(tpA, 5, 5)
+	tr.addPartition(tpA, 5, 5, noStop)
 	if got := tr.uncommitted(); len(got) != 0 {
 		t.Fatalf("start at the committed offset: uncommitted %v, want none", got)
 	}
 	tpB := topicPartition{topic: "b", partition: 0}
-	tr.addPartition(tpB, 0, -1)
+	tr.addPartition(tpB, 0, -1, noStop)
 	if got, want := tr.uncommitted(), map[topicPartition]int64{tpB: 0}; !maps.Equal(got, want) {
 		t.Fatalf("no committed offset: uncommitted %v, want %v", got, want)
 	}
@@ -206,7 +206,7 @@ func TestOffsetTrackerRandomAckOrder(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		limit := 1 + rng.IntN(40)
 		tr := newOffsetTracker(limit)
-		tr.addPartition(tpA, 100, -1)
+		tr.addPartition(tpA, 100, -1, noStop)
 
 		next := int64(100)
 		outstanding := map[int64]bool{}

@@ -30,10 +30,14 @@ func (e *FetchError) Unwrap() error { return e.Err }
 type fetchedBatch struct {
 	records   []*kgo.Record
 	positions []position
+	// lags[i] is the lag of records[i] when it was fetched: the
+	// partition's high watermark minus the offset after the record.
+	lags []int64
 }
 
-func newFetchedBatch(records []*kgo.Record) *fetchedBatch {
-	b := &fetchedBatch{records: records, positions: make([]position, len(records))}
+// newFetchedBatch takes ownership of records and lags.
+func newFetchedBatch(records []*kgo.Record, lags []int64) *fetchedBatch {
+	b := &fetchedBatch{records: records, lags: lags, positions: make([]position, len(records))}
 	for i, r := range records {
 		b.positions[i] = position{tp: topicPartition{topic: r.Topic, partition: r.Partition}, offset: r.Offset}
 	}
@@ -49,21 +53,26 @@ type fetchResult struct {
 }
 
 // reader owns the fetch loop of one client: it is the only goroutine that
-// polls. Each poll's records are registered with the tracker (track, which
-// may pause partitions) before they are handed out, so records waiting in out
-// already count against checkpoint_limit and hold the commit position.
+// polls it. Each poll's records are registered with the tracker (track, which
+// drops transaction markers and records past the stop offset, and may pause
+// or finish partitions) before they are handed out, so records waiting in
+// out already count against checkpoint_limit and hold the commit position.
+// A partition belongs to one reader, and a reader sends its batches in
+// order, so each partition's records reach out in offset order.
 type reader struct {
 	client    *kgo.Client
 	batchSize int
 	log       *service.Logger
-	track     func(*fetchedBatch)
-	out       chan<- fetchResult
+	track     func(kgo.Fetches) *fetchedBatch
+	// dataLoss is told of each offset reset (out of range, truncation).
+	dataLoss func(*kgo.ErrDataLoss)
+	// fetchFailed is told of each other failed fetch of a partition.
+	fetchFailed func(topic string, partition int32)
+	out         chan<- fetchResult
 }
 
-// run polls until ctx is cancelled or the client fails for good, then closes
-// out.
+// run polls until ctx is cancelled or the client fails for good.
 func (r *reader) run(ctx context.Context) {
-	defer close(r.out)
 	for {
 		fetches := r.client.PollRecords(ctx, r.batchSize)
 		if ctx.Err() != nil {
@@ -73,9 +82,7 @@ func (r *reader) run(ctx context.Context) {
 			r.send(ctx, fetchResult{err: kgo.ErrClientClosed, fatal: true})
 			return
 		}
-		if recs := fetches.Records(); len(recs) > 0 {
-			b := newFetchedBatch(recs)
-			r.track(b)
+		if b := r.track(fetches); b != nil {
 			if !r.send(ctx, fetchResult{batch: b}) {
 				return
 			}
@@ -88,13 +95,15 @@ func (r *reader) run(ctx context.Context) {
 			}
 			fe := &FetchError{Topic: topic, Partition: partition, Err: err}
 			switch {
-			case errors.Is(err, kgo.ErrClientClosed) || kafkaconn.IsAuthError(err):
-				results = append(results, fetchResult{err: fe, fatal: true})
 			case errors.As(err, &dataLoss):
 				// The client has already moved on (to the reset offset);
 				// nothing to retry, but an operator must hear of it.
-				r.log.Errorf("%v", fe)
+				r.dataLoss(dataLoss)
+			case errors.Is(err, kgo.ErrClientClosed) || kafkaconn.IsAuthError(err):
+				r.fetchFailed(topic, partition)
+				results = append(results, fetchResult{err: fe, fatal: true})
 			default:
+				r.fetchFailed(topic, partition)
 				results = append(results, fetchResult{err: fe})
 			}
 		})

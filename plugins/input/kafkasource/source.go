@@ -51,19 +51,33 @@ func (e *CommitError) Unwrap() error { return e.Err }
 
 type sourceMetrics struct {
 	received       *service.MetricCounter
+	bytes          *service.MetricCounter
 	redelivered    *service.MetricCounter
 	commits        *service.MetricCounter
 	commitFailures *service.MetricCounter
 	unacked        *service.MetricGauge
+	lag            *service.MetricGauge
+	offset         *service.MetricGauge
+	committed      *service.MetricGauge
+	readerSplits   *service.MetricGauge
+	fetchErrors    *service.MetricCounter
+	offsetResets   *service.MetricCounter
 }
 
 func newSourceMetrics(m *service.Metrics) sourceMetrics {
 	return sourceMetrics{
 		received:       m.NewCounter("kafka_source_records_received", "topic"),
+		bytes:          m.NewCounter("kafka_source_bytes_received", "topic"),
 		redelivered:    m.NewCounter("kafka_source_records_redelivered", "topic"),
 		commits:        m.NewCounter("kafka_source_commits", "topic"),
 		commitFailures: m.NewCounter("kafka_source_commit_failures", "topic"),
 		unacked:        m.NewGauge("kafka_source_unacked_records", "topic", "partition"),
+		lag:            m.NewGauge("kafka_source_lag", "topic", "partition"),
+		offset:         m.NewGauge("kafka_source_offset", "topic", "partition"),
+		committed:      m.NewGauge("kafka_source_committed_offset", "topic", "partition"),
+		readerSplits:   m.NewGauge("kafka_source_reader_partitions", "reader"),
+		fetchErrors:    m.NewCounter("kafka_source_fetch_errors", "topic", "partition"),
+		offsetResets:   m.NewCounter("kafka_source_offset_resets", "topic", "partition"),
 	}
 }
 
@@ -83,6 +97,9 @@ type source struct {
 		// a reconnect continues where it stopped instead of applying
 		// start_from again.
 		resume map[topicPartition]int64
+		// stops holds the stop offsets resolved at the first connect of a
+		// bounded read, kept for reconnects.
+		stops  map[topicPartition]int64
 		closed bool
 	}
 }
@@ -112,42 +129,112 @@ func (s *source) Connect(ctx context.Context) error {
 		s.retire(ctx, old)
 	}
 
-	client, err := s.conn.Connect(ctx, s.conf.clientOpts()...)
-	if err != nil {
-		return err
+	if s.conf.Assignment == AssignmentGroup {
+		return s.connectGroup(ctx)
 	}
-	adm := kadm.NewClient(client)
+	clients := make([]*kgo.Client, 0, s.conf.Readers)
+	closeAll := func() {
+		for _, cl := range clients {
+			cl.Close()
+		}
+	}
+	for range s.conf.Readers {
+		client, err := s.conn.Connect(ctx, s.conf.clientOpts()...)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		clients = append(clients, client)
+	}
+	adm := kadm.NewClient(clients[0])
 	s.mu.Lock()
-	resume := s.mu.resume
+	resume, stops := s.mu.resume, s.mu.stops
 	s.mu.Unlock()
-	splits, err := enumerate(ctx, adm, s.conf, resume)
+	splits, err := enumerate(ctx, adm, s.conf, resume, stops)
 	if err != nil {
-		client.Close()
+		closeAll()
 		return err
 	}
 
-	sess := newSession(s.conf, client, adm, s.log, s.metrics)
-	consume := map[string]map[int32]kgo.Offset{}
+	sess := newSession(s.conf, clients, adm, s.log, s.metrics)
+	consume := make([]map[string]map[int32]kgo.Offset, len(clients))
+	perReader := make([]int, len(clients))
+	finished := 0
 	for _, sp := range splits {
-		sess.mu.tracker.addPartition(sp.tp, sp.start, sp.committed)
-		if consume[sp.tp.topic] == nil {
-			consume[sp.tp.topic] = map[int32]kgo.Offset{}
+		sess.owner[sp.tp] = sp.reader
+		if sess.mu.tracker.addPartition(sp.tp, sp.start, sp.committed, sp.stop) {
+			finished++
+			s.log.Debugf("kafka_source: topic %s partition %d has nothing to read before its stop offset %d (start %d)", sp.tp.topic, sp.tp.partition, sp.stop, sp.start)
+			continue
 		}
-		consume[sp.tp.topic][sp.tp.partition] = kgo.NewOffset().At(sp.start)
-		s.log.Debugf("kafka_source: reading topic %s partition %d from offset %d (committed %d)", sp.tp.topic, sp.tp.partition, sp.start, sp.committed)
+		c := consume[sp.reader]
+		if c == nil {
+			c = map[string]map[int32]kgo.Offset{}
+			consume[sp.reader] = c
+		}
+		if c[sp.tp.topic] == nil {
+			c[sp.tp.topic] = map[int32]kgo.Offset{}
+		}
+		c[sp.tp.topic][sp.tp.partition] = kgo.NewOffset().At(sp.start)
+		perReader[sp.reader]++
+		s.log.Debugf("kafka_source: reader %d reads topic %s partition %d from offset %d to %d (committed %d)", sp.reader, sp.tp.topic, sp.tp.partition, sp.start, sp.stop, sp.committed)
 	}
-	client.AddConsumePartitions(consume)
+	for i, c := range consume {
+		if len(c) > 0 {
+			clients[i].AddConsumePartitions(c)
+		}
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		sess.cancel()
-		client.Close()
+		closeAll()
+		return errClosed
+	}
+	if s.conf.StopAt != StopNone && s.mu.stops == nil {
+		s.mu.stops = make(map[topicPartition]int64, len(splits))
+		for _, sp := range splits {
+			s.mu.stops[sp.tp] = sp.stop
+		}
+	}
+	s.mu.sess = sess
+	sess.mu.Lock()
+	sess.setReaderSplitsLocked()
+	sess.mu.Unlock()
+	sess.start()
+	s.log.Infof("kafka_source: reading %d partitions (%d finished already) for consumer group %q, per reader %v",
+		len(splits), finished, s.conf.ConsumerGroup, perReader)
+	return nil
+}
+
+// connectGroup starts a group-mode session: each reader joins the consumer
+// group, and partitions are tracked as the coordinator assigns them.
+func (s *source) connectGroup(ctx context.Context) error {
+	sess := newSession(s.conf, nil, nil, s.log, s.metrics)
+	for i := range s.conf.Readers {
+		client, err := s.conn.Connect(ctx, append(s.conf.clientOpts(), sess.groupOpts(i)...)...)
+		if err != nil {
+			for _, cl := range sess.clients {
+				cl.Close()
+			}
+			return err
+		}
+		sess.clients = append(sess.clients, client)
+	}
+	sess.adm = kadm.NewClient(sess.clients[0])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		sess.cancel()
+		for _, cl := range sess.clients {
+			cl.Close()
+		}
 		return errClosed
 	}
 	s.mu.sess = sess
 	sess.start()
-	s.log.Infof("kafka_source: reading %d partitions of %v for consumer group %q", len(splits), s.conf.Topics, s.conf.ConsumerGroup)
+	s.log.Infof("kafka_source: %d readers joined consumer group %q", len(sess.clients), s.conf.ConsumerGroup)
 	return nil
 }
 
@@ -162,6 +249,15 @@ func (s *source) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 	for {
 		if b := sess.takeRedelivery(); b != nil {
 			return sess.deliver(b)
+		}
+		if sess.bounded {
+			done, err := sess.finish(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			if done {
+				return nil, nil, service.ErrEndOfInput
+			}
 		}
 		select {
 		case res, ok := <-sess.fetched:
@@ -178,6 +274,7 @@ func (s *source) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 			}
 			return sess.deliver(res.batch)
 		case <-sess.redeliverReady:
+		case <-sess.progress:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
@@ -219,19 +316,27 @@ func (s *source) retire(ctx context.Context, sess *session) {
 // the offset tracker that acks update from any goroutine.
 type session struct {
 	conf    Config
-	client  *kgo.Client
+	clients []*kgo.Client
 	adm     *kadm.Client
 	log     *service.Logger
 	metrics sourceMetrics
+	// owner maps each split to the index of its reader (and client). After
+	// start it is guarded by mu (partition discovery changes it).
+	owner map[topicPartition]int
+	// bounded is true when the read has stop offsets (stop_at is not none).
+	bounded bool
 
 	fetched        chan fetchResult
 	redeliverReady chan struct{}
-	cancel         context.CancelFunc
-	ctx            context.Context
-	wg             sync.WaitGroup
-	stopOnce       sync.Once
-	stopErr        error
-	positions      map[topicPartition]int64
+	// progress is signalled when records are acknowledged or splits
+	// finish, so that a bounded ReadBatch can see the end of input.
+	progress  chan struct{}
+	cancel    context.CancelFunc
+	ctx       context.Context
+	wg        sync.WaitGroup
+	stopOnce  sync.Once
+	stopErr   error
+	positions map[topicPartition]int64
 
 	// commitMu serializes commits so that an older commit never lands
 	// after a newer one. It guards lastRefresh.
@@ -246,11 +351,14 @@ type session struct {
 	}
 }
 
-func newSession(conf Config, client *kgo.Client, adm *kadm.Client, log *service.Logger, m sourceMetrics) *session {
+func newSession(conf Config, clients []*kgo.Client, adm *kadm.Client, log *service.Logger, m sourceMetrics) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	sess := &session{
 		conf:           conf,
-		client:         client,
+		clients:        clients,
+		owner:          map[topicPartition]int{},
+		bounded:        conf.StopAt != StopNone,
+		progress:       make(chan struct{}, 1),
 		adm:            adm,
 		log:            log,
 		metrics:        m,
@@ -265,17 +373,44 @@ func newSession(conf Config, client *kgo.Client, adm *kadm.Client, log *service.
 }
 
 func (sess *session) start() {
-	r := &reader{
-		client:    sess.client,
-		batchSize: sess.conf.BatchSize,
-		log:       sess.log,
-		track:     sess.track,
-		out:       sess.fetched,
+	var readers sync.WaitGroup
+	for _, cl := range sess.clients {
+		r := &reader{
+			client:      cl,
+			batchSize:   sess.conf.BatchSize,
+			log:         sess.log,
+			track:       sess.track,
+			dataLoss:    sess.dataLoss,
+			fetchFailed: sess.fetchFailed,
+			out:         sess.fetched,
+		}
+		readers.Add(1)
+		sess.wg.Add(1)
+		go func() {
+			defer sess.wg.Done()
+			defer readers.Done()
+			r.run(sess.ctx)
+		}()
+	}
+	if sess.bounded {
+		sess.wg.Add(1)
+		go func() {
+			defer sess.wg.Done()
+			sess.quietLoop(sess.ctx)
+		}()
+	}
+	if sess.conf.discovers() {
+		sess.wg.Add(1)
+		go func() {
+			defer sess.wg.Done()
+			sess.discoveryLoop(sess.ctx)
+		}()
 	}
 	sess.wg.Add(2)
 	go func() {
 		defer sess.wg.Done()
-		r.run(sess.ctx)
+		readers.Wait()
+		close(sess.fetched)
 	}()
 	go func() {
 		defer sess.wg.Done()
@@ -301,27 +436,171 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 		sess.mu.redeliver = nil
 		sess.positions = sess.mu.tracker.positions()
 		sess.mu.Unlock()
-		sess.client.Close()
+		for _, cl := range sess.clients {
+			cl.Close()
+		}
 	})
 	return sess.positions, sess.stopErr
 }
 
-// track registers a fetched batch, before it is handed out, and pauses the
-// partitions that reached checkpoint_limit. Called by the reader goroutine.
-func (sess *session) track(b *fetchedBatch) {
-	for i := 0; i < len(b.records); {
-		j := i + 1
-		for j < len(b.records) && b.records[j].Topic == b.records[i].Topic {
-			j++
-		}
-		sess.metrics.received.Incr(int64(j-i), b.records[i].Topic)
-		i = j
-	}
+// track registers fetched records before they are handed out: it drops
+// transaction markers and records at or past their partition's stop offset
+// (moving the partition's position past them), pauses the partitions that
+// reached checkpoint_limit, stops fetching the partitions that reached
+// their stop offset, and updates the lag and offset gauges. It returns the
+// records to deliver, nil if none. Called by reader goroutines.
+func (sess *session) track(fetches kgo.Fetches) *fetchedBatch {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if pause := sess.mu.tracker.fetched(b.positions); len(pause) > 0 && !sess.mu.stopped {
-		sess.client.PauseFetchPartitions(partitionMap(pause))
+	t := sess.mu.tracker
+	var (
+		keep  []*kgo.Record
+		lags  []int64
+		pause []topicPartition
+	)
+	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if len(fp.Records) == 0 {
+			return
+		}
+		tp := topicPartition{topic: fp.Topic, partition: fp.Partition}
+		if next, ok := t.next(tp); ok && next >= 0 && fp.LogStartOffset > next && fp.Records[0].Offset > next {
+			// The position fell below the log start (retention deleted
+			// what was not read yet) and the client reset per
+			// committed_fallback; it does not report that as an error.
+			sess.offsetResetLocked(tp, next, fp.Records[0].Offset)
+		}
+		var n, size int64
+		// Entries are registered in fetch order, so that a record and a
+		// marker after it move the position in the order the log has them.
+		for _, r := range fp.Records {
+			if r.Attrs.IsControl() || !t.wanted(tp, r.Offset) {
+				t.skipped(tp, r.Offset)
+				continue
+			}
+			keep = append(keep, r)
+			lags = append(lags, max(0, fp.HighWatermark-r.Offset-1))
+			n++
+			size += recordBytes(r)
+			if t.fetchedOne(position{tp: tp, offset: r.Offset}) {
+				pause = append(pause, tp)
+			}
+		}
+		if n > 0 {
+			sess.metrics.received.Incr(n, tp.topic)
+			sess.metrics.bytes.Incr(size, tp.topic)
+		}
+		if next, ok := t.next(tp); ok {
+			p := strconv.Itoa(int(tp.partition))
+			sess.metrics.offset.Set(next, tp.topic, p)
+			sess.metrics.lag.Set(max(0, fp.HighWatermark-next), tp.topic, p)
+		}
+	})
+	if len(pause) > 0 && !sess.mu.stopped {
+		sess.eachClientLocked(pause, func(cl *kgo.Client, m map[string][]int32) { cl.PauseFetchPartitions(m) })
 	}
+	var b *fetchedBatch
+	if len(keep) > 0 {
+		b = newFetchedBatch(keep, lags)
+	}
+	if done := t.takeFinished(); len(done) > 0 {
+		for _, tp := range done {
+			sess.log.Debugf("kafka_source: topic %s partition %d reached its stop offset", tp.topic, tp.partition)
+		}
+		if !sess.mu.stopped {
+			sess.eachClientLocked(done, (*kgo.Client).RemoveConsumePartitions)
+		}
+		sess.signalProgress()
+	}
+	return b
+}
+
+// eachClientLocked calls f with each reader's client and its partitions of
+// tps.
+func (sess *session) eachClientLocked(tps []topicPartition, f func(*kgo.Client, map[string][]int32)) {
+	by := make(map[int][]topicPartition)
+	for _, tp := range tps {
+		by[sess.owner[tp]] = append(by[sess.owner[tp]], tp)
+	}
+	for i, tps := range by {
+		f(sess.clients[i], partitionMap(tps))
+	}
+}
+
+// dataLoss reports an offset reset that the client detected: the log was
+// truncated, or the fetch position fell out of range after consuming, and
+// the client moved to ResetTo per committed_fallback.
+func (sess *session) dataLoss(e *kgo.ErrDataLoss) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	tp := topicPartition{topic: e.Topic, partition: e.Partition}
+	if e.ResetTo > e.ConsumedTo {
+		sess.offsetResetLocked(tp, e.ConsumedTo, e.ResetTo)
+		return
+	}
+	sess.metrics.offsetResets.Incr(1, e.Topic, strconv.Itoa(int(e.Partition)))
+	sess.log.Errorf("kafka_source: topic %s partition %d: %v; reading on from offset %d (%s: %s)",
+		e.Topic, e.Partition, e, e.ResetTo, fieldCommittedFallback, sess.conf.CommittedFallback)
+}
+
+// offsetResetLocked reports that offsets [from, to) of tp were skipped
+// because they are no longer in the log, counts it, and moves the
+// partition's position to to, so that commits and stop_at follow.
+func (sess *session) offsetResetLocked(tp topicPartition, from, to int64) {
+	sess.metrics.offsetResets.Incr(1, tp.topic, strconv.Itoa(int(tp.partition)))
+	sess.log.Errorf("kafka_source: topic %s partition %d: offsets %d to %d are no longer in the log (deleted by retention?); "+
+		"%d records skipped, reading on from offset %d (%s: %s)", tp.topic, tp.partition, from, to-1,
+		to-from, to, fieldCommittedFallback, sess.conf.CommittedFallback)
+	sess.mu.tracker.skipped(tp, to-1)
+	if done := sess.mu.tracker.takeFinished(); len(done) > 0 {
+		if !sess.mu.stopped {
+			sess.eachClientLocked(done, (*kgo.Client).RemoveConsumePartitions)
+		}
+		sess.signalProgress()
+	}
+}
+
+// fetchFailed counts a failed fetch of a partition.
+func (sess *session) fetchFailed(topic string, partition int32) {
+	sess.metrics.fetchErrors.Incr(1, topic, strconv.Itoa(int(partition)))
+}
+
+// setReaderSplitsLocked publishes how many partitions each reader has.
+func (sess *session) setReaderSplitsLocked() {
+	n := make([]int64, sess.conf.Readers)
+	for _, r := range sess.owner {
+		n[r]++
+	}
+	for r, c := range n {
+		sess.metrics.readerSplits.Set(c, strconv.Itoa(r))
+	}
+}
+
+func (sess *session) signalProgress() {
+	select {
+	case sess.progress <- struct{}{}:
+	default:
+	}
+}
+
+// finish reports whether a bounded read is over: every split reached its
+// stop offset and every record was acknowledged. It then commits, and
+// reports true once every position is committed.
+func (sess *session) finish(ctx context.Context) (bool, error) {
+	sess.mu.Lock()
+	drained, committed := sess.mu.tracker.drained()
+	sess.mu.Unlock()
+	if !drained {
+		return false, nil
+	}
+	if !committed {
+		if err := sess.commit(ctx); err != nil {
+			return false, fmt.Errorf("committing the final offsets of a bounded read: %w", err)
+		}
+		sess.mu.Lock()
+		_, committed = sess.mu.tracker.drained()
+		sess.mu.Unlock()
+	}
+	return committed, nil
 }
 
 // deliver turns a batch into messages with an ack func. An ack releases the
@@ -329,7 +608,7 @@ func (sess *session) track(b *fetchedBatch) {
 func (sess *session) deliver(b *fetchedBatch) (service.MessageBatch, service.AckFunc, error) {
 	batch := make(service.MessageBatch, len(b.records))
 	for i, r := range b.records {
-		batch[i] = recordMessage(r)
+		batch[i] = recordMessage(r, b.lags[i])
 	}
 	var done atomic.Bool
 	return batch, func(_ context.Context, err error) error {
@@ -351,7 +630,10 @@ func (sess *session) ack(b *fetchedBatch) {
 	// Resume under the lock that paused, so a pause decided by track cannot
 	// land after the resume that should follow it.
 	if resume := sess.mu.tracker.acked(b.positions); len(resume) > 0 && !sess.mu.stopped {
-		sess.client.ResumeFetchPartitions(partitionMap(resume))
+		sess.eachClientLocked(resume, (*kgo.Client).ResumeFetchPartitions)
+	}
+	if sess.bounded {
+		sess.signalProgress()
 	}
 }
 
@@ -413,15 +695,30 @@ func (sess *session) commit(ctx context.Context) error {
 		pos = sess.mu.tracker.positions()
 	}
 	sess.mu.Unlock()
+	for tp, o := range pos {
+		if o < 0 {
+			// Group mode: nothing fetched yet from a partition without a
+			// committed offset; its start is not known.
+			delete(pos, tp)
+		}
+	}
 	if len(pos) == 0 {
 		return nil
 	}
-	offsets := make(kadm.Offsets)
-	for tp, o := range pos {
-		offsets.Add(kadm.Offset{Topic: tp.topic, Partition: tp.partition, At: o, LeaderEpoch: -1})
-	}
 	group := sess.conf.ConsumerGroup
-	resp, err := sess.adm.CommitOffsets(ctx, group, offsets)
+	var (
+		resp kadm.OffsetResponses
+		err  error
+	)
+	if sess.conf.Assignment == AssignmentGroup {
+		resp, err = sess.commitAsMembers(ctx, pos)
+	} else {
+		offsets := make(kadm.Offsets)
+		for tp, o := range pos {
+			offsets.Add(kadm.Offset{Topic: tp.topic, Partition: tp.partition, At: o, LeaderEpoch: -1})
+		}
+		resp, err = sess.adm.CommitOffsets(ctx, group, offsets)
+	}
 	if err != nil {
 		topics := map[string]bool{}
 		for tp := range pos {
@@ -446,6 +743,7 @@ func (sess *session) commit(ctx context.Context) error {
 			return
 		}
 		sess.metrics.commits.Incr(1, o.Topic)
+		sess.metrics.committed.Set(o.At, o.Topic, strconv.Itoa(int(o.Partition)))
 		sess.mu.tracker.markCommitted(tp, o.At)
 		sess.metrics.unacked.Set(int64(sess.mu.tracker.unacked(tp)), o.Topic, strconv.Itoa(int(o.Partition)))
 	})

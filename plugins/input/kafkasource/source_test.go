@@ -90,7 +90,7 @@ func newTestSource(t *testing.T, yaml string) *source {
 
 func buildSource(t *testing.T, yaml string) (*source, error) {
 	t.Helper()
-	pc, err := Spec().ParseYAML(yaml, nil)
+	pc, err := testSpec().ParseYAML(yaml, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,13 @@
 // Package kafkasource is the `kafka_source` input: Apache Flink's KafkaSource
-// for Benthos pipelines. It reads every partition of its topics by manual
-// assignment (no group membership), hands records out in batches, and commits
-// to a consumer group only offsets below the lowest record that the output has
-// not yet acknowledged.
+// for Benthos pipelines. Its enumerator lists the partitions of its
+// subscription (topics, a pattern or explicit partitions, with periodic
+// discovery), keeps this process's shard, resolves start and stop offsets and
+// places each partition on one of its readers with Flink's owner function;
+// readers fetch by manual assignment (no group membership). Records go out in
+// batches, and only offsets below the lowest record that the output has not
+// yet acknowledged are committed to a consumer group. A bounded read ends
+// with service.ErrEndOfInput. In group mode the readers are consumer group
+// members instead, and the coordinator assigns their partitions.
 package kafkasource
 
 import (
@@ -17,6 +22,10 @@ import (
 // Field names of the kafka_source config.
 const (
 	fieldTopics            = "topics"
+	fieldTopicPattern      = "topic_pattern"
+	fieldTopicExclude      = "topic_exclude"
+	fieldPartitions        = "partitions"
+	fieldDiscoveryInterval = "discovery_interval"
 	fieldConsumerGroup     = "consumer_group"
 	fieldStartFrom         = "start_from"
 	fieldCommittedFallback = "committed_fallback"
@@ -25,6 +34,17 @@ const (
 	fieldCheckpointLimit   = "checkpoint_limit"
 	fieldBatchSize         = "batch_size"
 	fieldFetchMaxWait      = "fetch_max_wait"
+	fieldStartTimestamp    = "start_timestamp"
+	fieldStartOffsets      = "start_offsets"
+	fieldStopAt            = "stop_at"
+	fieldStopTimestamp     = "stop_timestamp"
+	fieldStopOffsets       = "stop_offsets"
+	fieldReaders           = "readers"
+	fieldShard             = "shard"
+	fieldShardIndex        = "index"
+	fieldShardCount        = "count"
+	fieldAssignment        = "assignment"
+	fieldSessionTimeout    = "group_session_timeout"
 )
 
 // Defaults, shared by the spec, the lint rule and the tests.
@@ -36,6 +56,11 @@ const (
 	defaultCheckpointLimit   = 1024
 	defaultBatchSize         = 1024
 	defaultFetchMaxWait      = "500ms"
+	defaultStopAt            = StopNone
+	defaultReaders           = 1
+	defaultDiscoveryInterval = "5m"
+	defaultAssignment        = AssignmentEnumerator
+	defaultSessionTimeout    = "45s"
 )
 
 // Metadata keys set on every message. The names match Benthos's own Kafka
@@ -51,6 +76,7 @@ const (
 	metaTimestampType = "kafka_timestamp_type"
 	metaTombstone     = "kafka_tombstone_message"
 	metaLeaderEpoch   = "kafka_leader_epoch"
+	metaLag           = "kafka_lag"
 )
 
 // lintRule repeats the cross-field checks of Config.validate for `connectd
@@ -58,6 +84,10 @@ const (
 // lintFields are type-checked by the lint rule and by speclint.CheckFiles.
 var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldTopics, Kind: speclint.StringList},
+	speclint.Field{Path: fieldTopicPattern, Kind: speclint.String},
+	speclint.Field{Path: fieldTopicExclude, Kind: speclint.String},
+	speclint.Field{Path: fieldPartitions, Kind: speclint.Object},
+	speclint.Field{Path: fieldDiscoveryInterval, Kind: speclint.Duration},
 	speclint.Field{Path: fieldConsumerGroup, Kind: speclint.String},
 	speclint.Field{Path: fieldStartFrom, Kind: speclint.String},
 	speclint.Field{Path: fieldCommittedFallback, Kind: speclint.String},
@@ -66,19 +96,90 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldCheckpointLimit, Kind: speclint.Int},
 	speclint.Field{Path: fieldBatchSize, Kind: speclint.Int},
 	speclint.Field{Path: fieldFetchMaxWait, Kind: speclint.Duration},
+	speclint.Field{Path: fieldStartOffsets, Kind: speclint.Object},
+	speclint.Field{Path: fieldStopAt, Kind: speclint.String},
+	speclint.Field{Path: fieldStopOffsets, Kind: speclint.Object},
+	speclint.Field{Path: fieldReaders, Kind: speclint.Int},
+	speclint.Field{Path: fieldAssignment, Kind: speclint.String},
+	speclint.Field{Path: fieldSessionTimeout, Kind: speclint.Duration},
+	speclint.Field{Path: fieldShard, Kind: speclint.Object},
+	speclint.Field{Path: fieldShard + "." + fieldShardIndex, Kind: speclint.Int},
+	speclint.Field{Path: fieldShard + "." + fieldShardCount, Kind: speclint.Int},
 )
 
-var lintRule = speclint.Rule(lintFields, fmt.Sprintf(`
+// boundsLintChecks are the lint checks of the start, stop, readers and shard
+// fields, as Bloblang list elements (each null, an error string or a list of
+// error strings). start_timestamp and stop_timestamp take an integer or a
+// string, so their type checks are here rather than in lintFields.
+const boundsLintChecks = `
+  if this.start_timestamp != null && !(this.start_timestamp.apply("ts_ok")) { "field start_timestamp: expected milliseconds since the Unix epoch or an RFC 3339 time such as 2024-05-01T00:00:00Z, got %v".format(this.start_timestamp) } else { null },
+  if this.stop_timestamp != null && !(this.stop_timestamp.apply("ts_ok")) { "field stop_timestamp: expected milliseconds since the Unix epoch or an RFC 3339 time such as 2024-05-01T00:00:00Z, got %v".format(this.stop_timestamp) } else { null },
+  if $start_from == "timestamp" && this.start_timestamp == null { "field start_timestamp: required with start_from: timestamp" } else { null },
+  if $start_from != "timestamp" && this.start_timestamp != null { "field start_timestamp: only used with start_from: timestamp, which is %v".format($start_from) } else { null },
+  if $start_from == "offsets" && this.start_offsets.or({}).keys().length() == 0 { "field start_offsets: required with start_from: offsets (at least one partition)" } else { null },
+  if $start_from != "offsets" && this.start_offsets.or({}).keys().length() > 0 { "field start_offsets: only used with start_from: offsets, which is %v".format($start_from) } else { null },
+  if $stop_at == "timestamp" && this.stop_timestamp == null { "field stop_timestamp: required with stop_at: timestamp" } else { null },
+  if $stop_at != "timestamp" && this.stop_timestamp != null { "field stop_timestamp: only used with stop_at: timestamp, which is %v".format($stop_at) } else { null },
+  if $stop_at == "offsets" && this.stop_offsets.or({}).keys().length() == 0 { "field stop_offsets: required with stop_at: offsets (at least one partition)" } else { null },
+  if $stop_at != "offsets" && this.stop_offsets.or({}).keys().length() > 0 { "field stop_offsets: only used with stop_at: offsets, which is %v".format($stop_at) } else { null },
+  this.start_offsets.or({}).key_values().filter(kv -> !kv.value.apply("offsets_ok")).map_each(kv -> "field start_offsets.%s: expected a map of partition to offset or a string such as partition:0,offset:42;partition:1,offset:300, got %v".format(kv.key, kv.value.format_json(no_indent: true).string().catch("a map"))),
+  this.stop_offsets.or({}).key_values().filter(kv -> !kv.value.apply("offsets_ok")).map_each(kv -> "field stop_offsets.%s: expected a map of partition to offset or a string such as partition:0,offset:42;partition:1,offset:300, got %v".format(kv.key, kv.value.format_json(no_indent: true).string().catch("a map"))),
+  if this.topic_pattern.or("") == "" { this.start_offsets.or({}).keys().filter(k -> !$sub_topics.contains(k)).map_each(k -> "field start_offsets: topic %q is not in topics".format(k)) } else { null },
+  if this.topic_pattern.or("") == "" { this.stop_offsets.or({}).keys().filter(k -> !$sub_topics.contains(k)).map_each(k -> "field stop_offsets: topic %q is not in topics".format(k)) } else { null },
+  if this.topic_pattern.or("") != "" && "".re_match(this.topic_pattern).type().catch("error") != "bool" { "field topic_pattern: %q is not a regular expression (RE2 syntax)".format(this.topic_pattern) } else { null },
+  if this.topic_exclude.or("") != "" && "".re_match(this.topic_exclude).type().catch("error") != "bool" { "field topic_exclude: %q is not a regular expression (RE2 syntax)".format(this.topic_exclude) } else { null },
+  if this.topic_exclude.or("") != "" && this.topic_pattern.or("") == "" { "field topic_exclude: only used with topic_pattern" } else { null },
+  this.partitions.or({}).key_values().filter(kv -> !(kv.value.type() == "array" && kv.value.length() > 0 && kv.value.all(p -> p.type() == "number" && p >= 0)).catch(false)).map_each(kv -> "field partitions.%s: expected a non-empty list of partition numbers".format(kv.key)),
+  if this.discovery_interval.or("5m").string().trim().re_match("^-") { "field discovery_interval: must not be negative (0 turns discovery off), got %v".format(this.discovery_interval) } else { null },
+  if this.group_session_timeout.or("45s").string().trim().re_match("^-") || !this.group_session_timeout.or("45s").string().trim().re_match("[1-9]") { "field group_session_timeout: must be a positive Go duration such as 45s, got %v".format(this.group_session_timeout) } else { null },
+  if !["enumerator", "group"].contains(this.assignment.or("enumerator")) { "field assignment: unknown value %q (want enumerator or group)".format(this.assignment) } else { null },
+  if this.assignment.or("enumerator") == "group" && this.shard.count.or(1) > 1 { "field shard: not used with assignment: group (the group coordinator shares the partitions)" } else { null },
+  if this.assignment.or("enumerator") == "group" && $stop_at != "none" { "field stop_at: must be none with assignment: group (a bounded read needs a fixed set of partitions)" } else { null },
+  if this.assignment.or("enumerator") == "group" && $start_from != "committed" { "field start_from: must be committed with assignment: group (members start at the group's committed offsets, else committed_fallback)" } else { null },
+  if this.assignment.or("enumerator") == "group" && this.committed_fallback.or("earliest") == "error" { "field committed_fallback: must be earliest or latest with assignment: group" } else { null },
+  if this.assignment.or("enumerator") == "group" && this.partitions != null { "field partitions: not used with assignment: group; list topics instead" } else { null },
+  if this.readers.or(1) < 1 || this.readers.or(1) > 256 { "field readers: must be between 1 and 256, got %v".format(this.readers) } else { null },
+  if this.shard.count.or(1) < 1 { "field shard.count: must be at least 1, got %v".format(this.shard.count) } else if this.shard.index.or(0) < 0 || this.shard.index.or(0) >= this.shard.count.or(1) {
+    "field shard.index: must be in [0, shard.count) = [0, %v), got %v".format(this.shard.count.or(1), this.shard.index.or(0))
+  } else { null },
+`
+
+// boundsLintMaps are the named Bloblang maps that boundsLintChecks apply:
+// ts_ok (milliseconds or RFC 3339) and offsets_ok (a partition -> offset map
+// or Flink's `partition:0,offset:42;...` string).
+const boundsLintMaps = `
+map ts_ok {
+  root = (this.type() == "number" && this >= 0).catch(false) || this.type() == "timestamp" || this.string().trim().re_match("^[0-9]+$").catch(false) || this.string().trim().re_match("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$").catch(false)
+}
+map offsets_ok {
+  root = if this.type() == "string" {
+    this.split(";").filter(e -> e.trim() != "").all(e -> e.re_match("^\\s*partition\\s*:\\s*[0-9]+\\s*,\\s*offset\\s*:\\s*[0-9]+\\s*$"))
+  } else if this.type() == "object" {
+    this.key_values().all(kv -> kv.key.re_match("^[0-9]+$") && (kv.value.type() == "number" && kv.value >= 0 || kv.value.type() == "string" && kv.value.re_match("^[0-9]+$")).catch(false))
+  } else if ["number", "bool", "array", "null"].contains(this.type()) { false } else {
+    # A map with integer keys (YAML "0: 42") has no Bloblang type; the
+    # constructor checks it.
+    true
+  }
+}
+`
+
+var lintRule = boundsLintMaps + speclint.Rule(lintFields, fmt.Sprintf(`
 let topics = this.topics.or([]).map_each(t -> t.string().split(",")).flatten().map_each(t -> t.trim()).filter(t -> t != "").catch([])
 let batch_size = this.batch_size.or(1024)
 let limit = this.checkpoint_limit.or(1024)
 let period = this.commit_period.or("5s").string().trim()
 let max_wait = this.fetch_max_wait.or("500ms").string().trim()
-root = [%[7]s
-  if ![%[1]q, %[2]q, %[3]q].contains(this.start_from.or(%[3]q)) { "field start_from: unknown value %%q (want %[1]s, %[2]s or %[3]s)".format(this.start_from) } else { null },
+let subscriptions = [$topics.length() > 0, this.topic_pattern.or("") != "", this.partitions != null].filter(b -> b).length()
+let sub_topics = if this.partitions.type() == "object" { this.partitions.keys() } else { $topics }
+let start_from = this.start_from.or(%[3]q)
+let stop_at = this.stop_at.or(%[9]q)
+root = [%[7]s%[8]s
+  if ![%[1]q, %[2]q, %[3]q, %[10]q, %[11]q].contains($start_from) { "field start_from: unknown value %%q (want %[1]s, %[2]s, %[3]s, %[10]s or %[11]s)".format(this.start_from) } else { null },
+  if ![%[9]q, %[2]q, %[10]q, %[11]q].contains($stop_at) { "field stop_at: unknown value %%q (want %[9]s, %[2]s, %[10]s or %[11]s)".format(this.stop_at) } else { null },
   if ![%[1]q, %[2]q, %[4]q].contains(this.committed_fallback.or(%[1]q)) { "field committed_fallback: unknown value %%q (want %[1]s, %[2]s or %[4]s)".format(this.committed_fallback) } else { null },
   if ![%[5]q, %[6]q].contains(this.isolation_level.or(%[5]q)) { "field isolation_level: unknown value %%q (want %[5]s or %[6]s)".format(this.isolation_level) } else { null },
-  if $topics.length() == 0 { "field topics: at least one topic is required" } else { null },
+  if $subscriptions == 0 { "field topics: at least one topic is required (or topic_pattern, or partitions)" } else if $subscriptions > 1 { "field topics: set only one of topics, topic_pattern and partitions" } else { null },
   if this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
   if $period.re_match("^-") || !$period.re_match("[1-9]") { "field commit_period: must be a positive Go duration such as 5s, got %%v".format(this.commit_period.or("")) } else { null },
   if $max_wait.re_match("^-") || !$max_wait.re_match("[1-9]") { "field fetch_max_wait: must be a positive Go duration such as 500ms, got %%v".format(this.fetch_max_wait.or("")) } else { null },
@@ -86,8 +187,9 @@ root = [%[7]s
   if $limit < 1 { "field checkpoint_limit: must be at least 1, got %%v".format($limit) } else if $batch_size > $limit {
     "field checkpoint_limit: %%v is below batch_size %%v; one batch could exceed the limit, raise checkpoint_limit to at least %%v".format($limit, $batch_size, $batch_size)
   } else { null },
-].filter(e -> e != null)
-`, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks))
+].flatten().filter(e -> e != null)
+`, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
+	boundsLintChecks, StopNone, StartTimestamp, StartOffsets))
 
 // Spec returns the config spec of the kafka_source input.
 func Spec() *service.ConfigSpec {
@@ -97,11 +199,13 @@ func Spec() *service.ConfigSpec {
 		Summary("Reads Kafka topics like Apache Flink's KafkaSource: every partition by manual assignment, "+
 			"offsets committed to a consumer group only below the lowest record not yet acknowledged.").
 		Description(`
-The input reads every partition of `+"`topics`"+` without joining a consumer group (no rebalances), starting
-where `+"`start_from`"+` says. Offsets are committed to `+"`consumer_group`"+` every `+"`commit_period`"+` and when the
-input closes, with the group offset-commit API as an empty ("simple") group, so the group shows up in the
+By default (`+"`assignment: enumerator`"+`) the input reads every partition of its subscription (`+"`topics`"+`,
+`+"`topic_pattern`"+` or `+"`partitions`"+`), or its `+"`shard`"+` of them, without joining a consumer group (no rebalances),
+starting where `+"`start_from`"+` says. Offsets are committed to `+"`consumer_group`"+` every `+"`commit_period`"+` and when
+the input closes, with the group offset-commit API as an empty ("simple") group, so the group shows up in the
 usual tools (`+"`kafka-consumer-groups.sh --describe`"+`) with its lag. Do not share the group with members of
-a live consumer group: the broker rejects commits from outside its generation.
+a live consumer group: the broker rejects commits from outside its generation. With `+"`assignment: group`"+` the
+readers are members of `+"`consumer_group`"+` instead, and Kafka's coordinator decides who reads what.
 
 ### Delivery guarantee
 
@@ -112,8 +216,28 @@ but not committed are read again.
 
 Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, which bounds memory.
 
-With `+"`isolation_level: read_committed`"+`, transaction control markers leave gaps in offsets; the commit
-position follows the records returned, so a trailing marker is passed once the next record arrives.
+Transaction control markers (and, under `+"`read_committed`"+`, records of aborted transactions) are never
+delivered, but the position of their partition moves past them: the committed offset of a partition whose
+last entries are markers is its end offset.
+
+### Bounded reads and backfills
+
+With `+"`stop_at`"+` other than `+"`none`"+`, every partition has a stop offset, resolved once when the input first
+connects. A partition is finished when its position reaches the stop offset, which markers and aborted
+records count towards, so a read that ends on a transaction marker still ends. When every partition is
+finished and every record is acknowledged and committed, the input ends and `+"`connectd run`"+` exits 0.
+A partition whose remaining records are deleted by retention before they are read finishes too; the skipped
+range is logged as an error and counted in `+"`kafka_source_offset_resets`"+`.
+
+### Readers, sharding and group mode: which to pick
+
+- One process: the default. Raise `+"`readers`"+` to fetch with several clients in parallel; partitions are placed
+  on readers with Flink's owner function, each partition on exactly one reader, in order.
+- A fixed number of processes (a StatefulSet, a batch of backfill jobs): `+"`shard: {index, count}`"+`. No group
+  protocol, no rebalance pauses, bounded reads work; changing `+"`count`"+` means restarting every process.
+- Processes that come and go (autoscaling, rolling deploys): `+"`assignment: group`"+`. Kafka's coordinator moves
+  partitions between processes (cooperative-sticky); a crashed process's partitions move after
+  `+"`group_session_timeout`"+`, and records it had not committed are read again. No bounded reads.
 
 ### Metadata
 
@@ -129,6 +253,7 @@ This input adds the following metadata fields to each message:
 - kafka_timestamp_type     (string: CreateTime or LogAppendTime)
 - kafka_tombstone_message  (bool, true when the record value is null)
 - kafka_leader_epoch       (int, -1 if unknown)
+- kafka_lag                (int64, records after this one in its partition when it was fetched: high watermark minus next offset)
 - every record header      (string)
 `+"```"+`
 
@@ -137,27 +262,147 @@ Read metadata with the `+"`meta`"+` function or the `+"`@`"+` operator in Blobla
 
 ### Metrics
 
-- `+"`kafka_source_records_received`"+` (counter, label `+"`topic`"+`): records fetched.
-- `+"`kafka_source_records_redelivered`"+` (counter, label `+"`topic`"+`): records delivered again after a nack.
-- `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, label `+"`topic`"+`): partition offsets committed or refused.
-- `+"`kafka_source_unacked_records`"+` (gauge, labels `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
+Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
+
+- `+"`kafka_source_records_received`"+` / `+"`kafka_source_bytes_received`"+` (counters, `+"`topic`"+`): records fetched and their key, value and header bytes.
+- `+"`kafka_source_records_redelivered`"+` (counter, `+"`topic`"+`): records delivered again after a nack.
+- `+"`kafka_source_lag`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): log end offset (high watermark) minus the next offset to fetch, after each fetch.
+- `+"`kafka_source_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the next offset to fetch.
+- `+"`kafka_source_committed_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the last offset committed to the group.
+- `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, `+"`topic`"+`): partition offsets committed or refused.
+- `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
+- `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
+- `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
+- `+"`kafka_source_offset_resets`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): fetch positions that fell out of range (for example deleted by
+  retention) or were truncated, and were reset per `+"`committed_fallback`"+`; each is also logged as an error naming the skipped range.
 `).
 		Fields(kafkaconn.Fields()...).
 		Fields(
 			service.NewStringListField(fieldTopics).
 				Description("Topics to read; every partition of each is read. An entry may hold several topics separated by commas. "+
-					"No default: at least one topic is required, and each must exist when the input connects. Flink option: `topic`.").
+					"Each must exist when the input connects; a topic deleted later is released. "+
+					"Set exactly one of `topics`, `topic_pattern` and `partitions`. Default none. Flink option: `topic`.").
 				Example([]string{"orders"}).
-				Example([]string{"orders,payments", "refunds"}),
+				Example([]string{"orders,payments", "refunds"}).
+				Optional(),
+			service.NewStringField(fieldTopicPattern).
+				Description("Read every topic whose whole name matches this regular expression (Go RE2 syntax), including topics "+
+					"created later that partition discovery finds. Internal topics are never matched. "+
+					"Default none. Flink option: `topic-pattern`.").
+				Example(`orders\..*`).
+				Optional(),
+			service.NewStringField(fieldTopicExclude).
+				Description("With `topic_pattern`: leave out topics whose whole name matches this regular expression. "+
+					"Default none. No Flink equivalent.").
+				Example(`.*\.dlq`).
+				Optional().
+				Advanced(),
+			service.NewAnyField(fieldPartitions).
+				Description("Read exactly these partitions, as a map of topic to partition numbers; each must exist when the input "+
+					"connects. Partition discovery does not apply. Default none. Flink equivalent: `KafkaSource.builder().setPartitions`.").
+				Example(map[string]any{"orders": []any{0, 1, 2}}).
+				Optional().
+				Advanced(),
+			service.NewDurationField(fieldDiscoveryInterval).
+				Description("Time between metadata scans for new partitions of the topics read and new topics matching "+
+					"`topic_pattern` (Go duration); `0` turns discovery off. New partitions and topics are read from the earliest "+
+					"offset (never latest, which would lose what was written before they were seen); topics that were deleted or no "+
+					"longer match are released with a log line. Not used with `partitions` or with `stop_at` other than `none` (a "+
+					"bounded read keeps the partitions it started with, as in Flink). Default `5m`. "+
+					"Flink option: `scan.topic-partition-discovery.interval`.").
+				Default(defaultDiscoveryInterval).
+				Advanced(),
 			service.NewStringField(fieldConsumerGroup).
 				Description("Consumer group that receives the committed offsets and, with `start_from: committed`, provides the start offsets. "+
 					"No default: required. Flink option: `properties.group.id`."),
-			service.NewStringEnumField(fieldStartFrom, string(StartEarliest), string(StartLatest), string(StartCommitted)).
+			service.NewStringEnumField(fieldStartFrom, string(StartEarliest), string(StartLatest), string(StartCommitted), string(StartTimestamp), string(StartOffsets)).
 				Description("Where to start reading when the input connects: `earliest` (log start), `latest` (end of each partition, "+
-					"resolved once at connect), or `committed` (the group's committed offset, else `committed_fallback`). "+
+					"resolved once at connect), `committed` (the group's committed offset, else `committed_fallback`), "+
+					"`timestamp` (the first record whose timestamp is at or after `start_timestamp`, else the end of the partition), "+
+					"or `offsets` (the offsets in `start_offsets`; unlisted partitions use the committed offset, else the log start). "+
+					"A start offset outside the log is handled by `committed_fallback`. "+
 					"After a lost connection the input resumes from its own position instead. Default `committed`. "+
-					"Flink option: `scan.startup.mode` = `earliest-offset` / `latest-offset` / `group-offsets`.").
+					"Flink option: `scan.startup.mode` = `earliest-offset` / `latest-offset` / `group-offsets` / `timestamp` / `specific-offsets`.").
 				Default(string(defaultStartFrom)),
+			service.NewAnyField(fieldStartTimestamp).
+				Description("With `start_from: timestamp`: the point in time to start at, as milliseconds since the Unix epoch "+
+					"(`1714521600000`) or an RFC 3339 time (`2024-05-01T00:00:00Z`). Each partition starts at its first record with "+
+					"a timestamp at or after it (Kafka ListOffsets by timestamp). No default; required with `start_from: timestamp` "+
+					"and refused otherwise. Flink option: `scan.startup.timestamp-millis`.").
+				Example(1714521600000).
+				Example("2024-05-01T00:00:00Z").
+				Optional(),
+			service.NewAnyField(fieldStartOffsets).
+				Description("With `start_from: offsets`: the offset to start at per topic and partition, either as a map of partition "+
+					"to offset or as Flink's string `partition:0,offset:42;partition:1,offset:300`. Partitions not listed start at "+
+					"the group's committed offset, else at the log start. No default; required with `start_from: offsets` and "+
+					"refused otherwise. Flink option: `scan.startup.specific-offsets`.").
+				Example(map[string]any{"orders": map[string]any{"0": 42, "1": 300}}).
+				Example(map[string]any{"orders": "partition:0,offset:42;partition:1,offset:300"}).
+				Optional(),
+			service.NewStringEnumField(fieldStopAt, string(StopNone), string(StopLatest), string(StopTimestamp), string(StopOffsets)).
+				Description("Where a bounded read ends, per partition: `none` (never), `latest` (the end offset when the input first "+
+					"connects: the last stable offset under `read_committed`, else the high watermark), `timestamp` (before the "+
+					"first record whose timestamp is at or after `stop_timestamp`), or `offsets` (the offsets in `stop_offsets`; "+
+					"unlisted partitions stop at latest). Stop offsets are exclusive and resolved once. A partition is finished when "+
+					"its position reaches the stop offset, even when the last entries are transaction markers or aborted records; "+
+					"an empty partition is finished at once. When every partition is finished and every record is acknowledged "+
+					"and committed, the input ends and `connectd run` exits 0. Default `none`. "+
+					"Flink option: `scan.bounded.mode` = `unbounded` / `latest-offset` / `timestamp` / `specific-offsets`.").
+				Default(string(defaultStopAt)),
+			service.NewAnyField(fieldStopTimestamp).
+				Description("With `stop_at: timestamp`: the point in time to stop before, as milliseconds since the Unix epoch or an "+
+					"RFC 3339 time. No default; required with `stop_at: timestamp` and refused otherwise. "+
+					"Flink option: `scan.bounded.timestamp-millis`.").
+				Example("2024-05-02T00:00:00Z").
+				Optional(),
+			service.NewAnyField(fieldStopOffsets).
+				Description("With `stop_at: offsets`: the exclusive offset to stop at per topic and partition, in the same forms as "+
+					"`start_offsets`. Partitions not listed stop at latest. No default; required with `stop_at: offsets` and "+
+					"refused otherwise. Flink option: `scan.bounded.specific-offsets`.").
+				Example(map[string]any{"orders": "partition:0,offset:1000;partition:1,offset:1200"}).
+				Optional(),
+			service.NewStringEnumField(fieldAssignment, string(AssignmentEnumerator), string(AssignmentGroup)).
+				Description("How this process gets its partitions. `enumerator` (as Flink): the process lists the partitions itself "+
+					"and reads all of them, or its `shard`; no group protocol, no rebalance pauses, offsets still committed to "+
+					"`consumer_group`. Pick it for one process, for a fixed number of processes (`shard`), and for bounded reads. "+
+					"`group`: each of the `readers` joins `consumer_group` and Kafka's group coordinator spreads the partitions "+
+					"over the readers of every process (cooperative-sticky), so processes can be added or removed at any time; "+
+					"new partitions are seen every `discovery_interval` (the members' metadata refresh). Members start at the "+
+					"group's committed offsets, else `committed_fallback`; on a rebalance the acknowledged offsets of revoked "+
+					"partitions are committed and records still in flight are read again by the new owner (at-least-once, "+
+					"nothing lost). Group mode takes `start_from: committed` only and no `shard`, `stop_at` or `partitions`. "+
+					"Default `enumerator`. No Flink option (Flink always enumerates).").
+				Default(string(defaultAssignment)),
+			service.NewDurationField(fieldSessionTimeout).
+				Description("With `assignment: group`: how long the coordinator waits for a silent member (a crashed process) "+
+					"before giving its partitions to the others (Go duration). The broker bounds it with "+
+					"`group.min.session.timeout.ms` and `group.max.session.timeout.ms` (6s to 30m by default). "+
+					"Default `45s`. Flink option: `properties.session.timeout.ms`.").
+				Default(defaultSessionTimeout).
+				Advanced(),
+			service.NewIntField(fieldReaders).
+				Description("Number of readers in this process, each with its own Kafka client and fetch loop, fetching in parallel. "+
+					"Partitions are spread over them with Flink's owner function, "+
+					"`((hash(topic) * 31 & 0x7FFFFFFF) % n + partition) % n` with Java's `String.hashCode`, so the same topic and "+
+					"parallelism give the same placement as Flink; each partition's records keep their order to the output. "+
+					"Between 1 and 256. Default `1`. Flink option: the source parallelism.").
+				Default(defaultReaders),
+			service.NewObjectField(fieldShard,
+				service.NewIntField(fieldShardIndex).
+					Description("This process's shard, from 0 to `count - 1`. Default `0`.").
+					Default(0),
+				service.NewIntField(fieldShardCount).
+					Description("Number of processes sharing the topics. Default `1` (this process reads every partition).").
+					Default(1),
+			).
+				Description("Static sharding across processes without the group protocol: with `count` processes (for example a "+
+					"Kubernetes StatefulSet) each given its own `index`, Flink's owner function is applied over `count x readers` "+
+					"slots and this process owns the partitions of slots `index x readers` to `(index+1) x readers - 1`, "+
+					"so the processes together read every partition exactly once. Give each process its own consumer group "+
+					"or the same one (commits are per partition). Default `{index: 0, count: 1}`. "+
+					"Flink equivalent: the source subtasks of one job.").
+				Advanced(),
 			service.NewStringEnumField(fieldCommittedFallback, string(FallbackEarliest), string(FallbackLatest), string(FallbackError)).
 				Description("What to do for a partition without a committed offset, or whose committed offset is out of range: "+
 					"start at `earliest` or `latest`, or refuse to connect with an `error` naming the group, topic and partition. "+
@@ -195,6 +440,44 @@ Read metadata with the `+"`meta`"+` function or the `+"`@`"+` operator in Blobla
 				Advanced(),
 		).
 		LintRule(lintRule).
+		Example("Backfill up to now, then exit",
+			"Read everything written before the input started, from the group's committed offsets (else the start), "+
+				"with two readers; the input ends and `connectd run` exits 0 once every partition reached its end offset "+
+				"and every record is acknowledged and committed.",
+			`
+input:
+  kafka_source:
+    seed_brokers: [ localhost:9092 ]
+    topics: [ orders ]
+    consumer_group: orders-backfill
+    stop_at: latest
+    readers: 2
+`).
+		Example("Replay a time window",
+			"Read the records of one day of every topic matching a pattern, then exit.",
+			`
+input:
+  kafka_source:
+    seed_brokers: [ localhost:9092 ]
+    topic_pattern: 'orders\..*'
+    consumer_group: orders-replay-2024-05-01
+    start_from: timestamp
+    start_timestamp: 2024-05-01T00:00:00Z
+    stop_at: timestamp
+    stop_timestamp: 2024-05-02T00:00:00Z
+`).
+		Example("Shard partitions across processes",
+			"The second of three processes (for example pod 1 of a StatefulSet), each with four readers: the three "+
+				"together read every partition once, without a consumer group protocol.",
+			`
+input:
+  kafka_source:
+    seed_brokers: [ localhost:9092 ]
+    topics: [ clicks ]
+    consumer_group: clicks-to-lake
+    readers: 4
+    shard: { index: 1, count: 3 }
+`).
 		Example("Resume a consumer group",
 			"Read two topics from the group's committed offsets (from the start for new partitions), and commit every second.",
 			`

@@ -1,0 +1,188 @@
+package kafkasource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// This file is group mode (assignment: group): each reader is a member of
+// the consumer group, the coordinator assigns partitions to the members of
+// every process (cooperative-sticky), and offsets are committed by the
+// member that owns the partition, within its generation. On revoke, the
+// acknowledged position of each revoked partition is committed and its
+// records still in flight are abandoned: the new owner reads them again
+// from the committed offset, so nothing is lost.
+
+// groupOpts makes reader i of sess a group member.
+func (sess *session) groupOpts(i int) []kgo.Opt {
+	c := sess.conf
+	opts := []kgo.Opt{
+		kgo.ConsumerGroup(c.ConsumerGroup),
+		kgo.DisableAutoCommit(),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.SessionTimeout(c.SessionTimeout),
+		// Three heartbeats per session timeout, as the Java client.
+		kgo.HeartbeatInterval(min(3*time.Second, c.SessionTimeout/3)),
+		kgo.OnPartitionsAssigned(sess.onAssigned(i)),
+		kgo.OnPartitionsRevoked(sess.onRevoked(i, true)),
+		kgo.OnPartitionsLost(sess.onRevoked(i, false)),
+	}
+	if c.TopicPattern != nil {
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(c.TopicPattern.String()))
+		if c.TopicExclude != nil {
+			opts = append(opts, kgo.ConsumeExcludeTopics(c.TopicExclude.String()))
+		}
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(c.Topics...))
+	}
+	return opts
+}
+
+// onAssigned starts tracking the partitions the coordinator gave reader i.
+// A partition starts at the group's committed offset; without one, the
+// client starts at committed_fallback, and the partition's position is
+// unknown (-1, never committed) until its first record arrives.
+func (sess *session) onAssigned(i int) func(context.Context, *kgo.Client, map[string][]int32) {
+	return func(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
+		committed, err := fetchCommitted(ctx, kadm.NewClient(cl), sess.conf.ConsumerGroup)
+		if err != nil {
+			sess.log.Warnf("kafka_source: reader %d: %v; assigned partitions start unknown until their first record", i, err)
+		}
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		var tps []topicPartition
+		for t, ps := range assigned {
+			for _, p := range ps {
+				tp := topicPartition{topic: t, partition: p}
+				start := int64(-1)
+				if o, ok := committed.Lookup(t, p); ok && o.Err == nil && o.At >= 0 {
+					start = o.At
+				}
+				sess.mu.tracker.addPartition(tp, start, start, noStop)
+				sess.owner[tp] = i
+				tps = append(tps, tp)
+			}
+		}
+		sortPartitions(tps)
+		sess.setReaderSplitsLocked()
+		if len(tps) > 0 {
+			sess.log.Infof("kafka_source: reader %d was assigned %v by consumer group %q", i, tps, sess.conf.ConsumerGroup)
+		}
+	}
+}
+
+// onRevoked stops tracking the partitions reader i lost. With commit (a
+// revoke, not a loss), their acknowledged positions are committed first.
+func (sess *session) onRevoked(i int, commit bool) func(context.Context, *kgo.Client, map[string][]int32) {
+	return func(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+		var tps []topicPartition
+		for t, ps := range revoked {
+			for _, p := range ps {
+				tps = append(tps, topicPartition{topic: t, partition: p})
+			}
+		}
+		if len(tps) == 0 {
+			return
+		}
+		sortPartitions(tps)
+		sess.mu.Lock()
+		pos := map[topicPartition]int64{}
+		for _, tp := range tps {
+			if o, ok := sess.mu.tracker.commitPosition(tp); ok && o >= 0 {
+				pos[tp] = o
+			}
+			sess.mu.tracker.removePartition(tp)
+			delete(sess.owner, tp)
+		}
+		sess.setReaderSplitsLocked()
+		sess.mu.Unlock()
+		if !commit {
+			sess.log.Warnf("kafka_source: reader %d lost %v (fatal group error); records in flight will be read again", i, tps)
+			return
+		}
+		if len(pos) > 0 {
+			resp, err := commitMember(ctx, cl, pos)
+			if err == nil {
+				err = resp.Error()
+			}
+			if err != nil {
+				sess.log.Warnf("kafka_source: reader %d: committing revoked partitions to consumer group %q: %v", i, sess.conf.ConsumerGroup, err)
+			}
+		}
+		sess.log.Infof("kafka_source: reader %d released %v to consumer group %q", i, tps, sess.conf.ConsumerGroup)
+	}
+}
+
+// commitAsMembers commits pos, each partition by the member that owns it.
+// A partition that is no longer owned is left out.
+func (sess *session) commitAsMembers(ctx context.Context, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+	sess.mu.Lock()
+	by := map[int]map[topicPartition]int64{}
+	for tp, o := range pos {
+		r, ok := sess.owner[tp]
+		if !ok {
+			continue
+		}
+		if by[r] == nil {
+			by[r] = map[topicPartition]int64{}
+		}
+		by[r][tp] = o
+	}
+	sess.mu.Unlock()
+	out := kadm.OffsetResponses{}
+	var errs []error
+	readers := make([]int, 0, len(by))
+	for r := range by {
+		readers = append(readers, r)
+	}
+	sort.Ints(readers)
+	for _, r := range readers {
+		resp, err := commitMember(ctx, sess.clients[r], by[r])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		resp.Each(func(o kadm.OffsetResponse) { out.Add(o) })
+	}
+	return out, errors.Join(errs...)
+}
+
+// commitMember commits pos with a member client, within its generation.
+func commitMember(ctx context.Context, cl *kgo.Client, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+	offsets := map[string]map[int32]kgo.EpochOffset{}
+	for tp, o := range pos {
+		if offsets[tp.topic] == nil {
+			offsets[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		offsets[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
+	}
+	var (
+		out  = kadm.OffsetResponses{}
+		rerr error
+	)
+	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			rerr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				o := kadm.OffsetResponse{Offset: kadm.Offset{Topic: t.Topic, Partition: p.Partition, At: pos[topicPartition{t.Topic, p.Partition}], LeaderEpoch: -1}}
+				o.Err = kerr.ErrorForCode(p.ErrorCode)
+				out.Add(o)
+			}
+		}
+	})
+	if rerr != nil {
+		return nil, fmt.Errorf("committing as a group member: %w", rerr)
+	}
+	return out, nil
+}

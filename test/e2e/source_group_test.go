@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafkatest"
+)
+
+// TestSourceGroupModeSIGKILL runs two connectd processes with kafka_source
+// in group mode on the real broker. Once both hold partitions, one is
+// killed with SIGKILL; the other must take its partitions over (after the
+// session timeout) and, together, their outputs must hold every record
+// (duplicates allowed: at-least-once).
+func TestSourceGroupModeSIGKILL(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Broker(t)
+	topic := kafkatest.NewTopic(t, brokers, "e2e-source-group", 4)
+	group := topic + "-group"
+	dir := t.TempDir()
+	conf := writeFile(t, "group.yaml", fmt.Sprintf(`
+http:
+  enabled: false
+logger:
+  level: warn
+input:
+  kafka_source:
+    seed_brokers: [ %q ]
+    topics: [ %q ]
+    consumer_group: %q
+    assignment: group
+    group_session_timeout: 6s
+    commit_period: 100ms
+    fetch_max_wait: 100ms
+output:
+  file:
+    path: "${OUT}"
+    codec: lines
+`, brokers, topic, group))
+	start := func(name string) (*exec.Cmd, string, *lockedBuffer) {
+		out := filepath.Join(dir, name+".txt")
+		cmd := exec.Command(connectdBin(t), "run", conf)
+		cmd.Env = append(os.Environ(), "OUT="+out)
+		logs := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = logs, logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd, out, logs
+	}
+	a, outA, logsA := start("a")
+	b, outB, logsB := start("b")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm, err := kadm.NewOptClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	// Both processes are members and hold partitions.
+	for {
+		groups, err := adm.DescribeGroups(ctx, group)
+		if err == nil {
+			if g, ok := groups[group]; ok && g.State == "Stable" && len(g.Members) == 2 {
+				held := 0
+				for _, m := range g.Members {
+					if a, ok := m.Assigned.AsConsumer(); ok && len(a.Topics) > 0 && len(a.Topics[0].Partitions) > 0 {
+						held++
+					}
+				}
+				if held == 2 {
+					break
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the two processes did not share the partitions; logs:\n%s\n%s", logsA.String(), logsB.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func(from, n int) {
+		t.Helper()
+		recs := make([]*kgo.Record, n)
+		for i := range recs {
+			recs[i] = &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", from+i), Value: fmt.Appendf(nil, "r%d", from+i)}
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func(path string) []string {
+		data, _ := os.ReadFile(path)
+		return strings.Fields(string(data))
+	}
+	const batch = 2000
+	produce(0, batch)
+	for len(lines(outA)) == 0 || len(lines(outB)) == 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("both processes should output records; got %d and %d lines", len(lines(outA)), len(lines(outB)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Wait for the group to commit the first batch, so that the survivor
+	// must resume the killed process's partitions at its commits.
+	for {
+		offs, err := adm.FetchOffsets(ctx, group)
+		total := int64(0)
+		if err == nil {
+			offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+		}
+		if total == batch {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("group committed %d of %d offsets", total, batch)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Wait()
+	produce(batch, batch)
+
+	var missing int
+	for {
+		seen := map[string]bool{}
+		for _, l := range append(lines(outA), lines(outB)...) {
+			seen[l] = true
+		}
+		missing = 0
+		for i := range 2 * batch {
+			if !seen[fmt.Sprintf("r%d", i)] {
+				missing++
+			}
+		}
+		if missing == 0 {
+			t.Logf("all %d records out: %d lines from the killed process, %d from the survivor", 2*batch, len(lines(outA)), len(lines(outB)))
+			// Everything the killed process wrote was committed before
+			// the kill, so the survivor resumed exactly there.
+			if n := len(lines(outA)) + len(lines(outB)); n != 2*batch {
+				t.Errorf("%d lines in all, want %d: the survivor did not resume at the committed offsets", n, 2*batch)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d records never reached an output; survivor logs:\n%s", missing, 2*batch, logsB.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := b.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Wait(); err != nil {
+		t.Fatalf("survivor did not exit cleanly on SIGTERM: %v\n%s", err, logsB.String())
+	}
+}
