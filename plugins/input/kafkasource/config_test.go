@@ -40,8 +40,8 @@ consumer_group: g
 	if c.FetchMaxWait != 500*time.Millisecond {
 		t.Errorf("fetch_max_wait %v, want 500ms", c.FetchMaxWait)
 	}
-	if c.CommitPeriod != 5*time.Second || c.CheckpointLimit != 1024 || c.BatchSize != 1024 {
-		t.Errorf("commit_period %v checkpoint_limit %d batch_size %d, want 5s 1024 1024", c.CommitPeriod, c.CheckpointLimit, c.BatchSize)
+	if c.CommitPeriod != 5*time.Second || c.CheckpointLimit != 8192 || c.BatchSize != 1024 {
+		t.Errorf("commit_period %v checkpoint_limit %d batch_size %d, want 5s 8192 1024", c.CommitPeriod, c.CheckpointLimit, c.BatchSize)
 	}
 }
 

@@ -33,6 +33,35 @@ type fetchedBatch struct {
 	// lags[i] is the lag of records[i] when it was fetched: the
 	// partition's high watermark minus the offset after the record.
 	lags []int64
+	// messages are built by the reader goroutine (prepare), so that with
+	// several readers the per-record work runs in parallel rather than in
+	// ReadBatch. They are handed out once; a redelivered batch is built
+	// afresh from records, since processors may have changed the first
+	// messages.
+	messages service.MessageBatch
+}
+
+// prepare builds the batch's messages.
+func (b *fetchedBatch) prepare() {
+	b.messages = b.buildMessages()
+}
+
+func (b *fetchedBatch) buildMessages() service.MessageBatch {
+	batch := make(service.MessageBatch, len(b.records))
+	for i, r := range b.records {
+		batch[i] = recordMessage(r, b.lags[i])
+	}
+	return batch
+}
+
+// takeMessages returns the prepared messages the first time and freshly
+// built ones after that.
+func (b *fetchedBatch) takeMessages() service.MessageBatch {
+	if m := b.messages; m != nil {
+		b.messages = nil
+		return m
+	}
+	return b.buildMessages()
 }
 
 // newFetchedBatch takes ownership of records and lags.
@@ -83,6 +112,7 @@ func (r *reader) run(ctx context.Context) {
 			return
 		}
 		if b := r.track(fetches); b != nil {
+			b.prepare()
 			if !r.send(ctx, fetchResult{batch: b}) {
 				return
 			}

@@ -606,10 +606,7 @@ func (sess *session) finish(ctx context.Context) (bool, error) {
 // deliver turns a batch into messages with an ack func. An ack releases the
 // batch's offsets; a nack queues the batch to be delivered again.
 func (sess *session) deliver(b *fetchedBatch) (service.MessageBatch, service.AckFunc, error) {
-	batch := make(service.MessageBatch, len(b.records))
-	for i, r := range b.records {
-		batch[i] = recordMessage(r, b.lags[i])
-	}
+	batch := b.takeMessages()
 	var done atomic.Bool
 	return batch, func(_ context.Context, err error) error {
 		if !done.CompareAndSwap(false, true) {

@@ -53,7 +53,7 @@ const (
 	defaultCommittedFallback = FallbackEarliest
 	defaultIsolationLevel    = ReadCommitted
 	defaultCommitPeriod      = "5s"
-	defaultCheckpointLimit   = 1024
+	defaultCheckpointLimit   = 8192
 	defaultBatchSize         = 1024
 	defaultFetchMaxWait      = "500ms"
 	defaultStopAt            = StopNone
@@ -167,7 +167,7 @@ map offsets_ok {
 var lintRule = boundsLintMaps + speclint.Rule(lintFields, fmt.Sprintf(`
 let topics = this.topics.or([]).map_each(t -> t.string().split(",")).flatten().map_each(t -> t.trim()).filter(t -> t != "").catch([])
 let batch_size = this.batch_size.or(1024)
-let limit = this.checkpoint_limit.or(1024)
+let limit = this.checkpoint_limit.or(8192)
 let period = this.commit_period.or("5s").string().trim()
 let max_wait = this.fetch_max_wait.or("500ms").string().trim()
 let subscriptions = [$topics.length() > 0, this.topic_pattern.or("") != "", this.partitions != null].filter(b -> b).length()
@@ -423,7 +423,8 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 			service.NewIntField(fieldCheckpointLimit).
 				Description("Number of records per partition that may be fetched and not yet acknowledged; at this limit fetching "+
 					"that partition pauses until acknowledgements bring it below. Bounds memory: roughly "+
-					"partitions x limit x record size. Must be at least `batch_size`. Default `1024` (records). "+
+					"partitions x limit x record size. Must be at least `batch_size`. Default `8192` (records): at 1024 a partition "+
+					"paused after every batch and throughput halved in `make bench`; lower it for large records. "+
 					"Flink has no direct equivalent (its bound is `source.reader.element.queue.capacity` and checkpoint alignment).").
 				Default(defaultCheckpointLimit).
 				Advanced(),
