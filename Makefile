@@ -20,11 +20,20 @@ build:
 run: build
 	$(BIN) run --dev-broker $(DEV_BROKER) --dev-broker-topics quickstart config/quickstart.yaml
 
+# Confluent's Python client (a serializer we did not write) for the
+# avro-confluent interop test, in a venv of the checkout.
+INTEROP_VENV := .venv-interop
+$(INTEROP_VENV)/.installed:
+	python3 -m venv $(INTEROP_VENV)
+	$(INTEROP_VENV)/bin/pip install -q "confluent-kafka[avro,schemaregistry]" fastavro requests
+	touch $@
+
 ## test: the whole suite, real Apache Kafka broker included.
-test: build lint
+test: build lint $(INTEROP_VENV)/.installed
 	scripts/kafka.sh up
 	eval "$$(scripts/kafka.sh env)"; \
 	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
+	  export CONNECTD_PYTHON=$(CURDIR)/$(INTEROP_VENV)/bin/python CONNECTD_REQUIRE_INTEROP=1; \
 	  go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/e2e) && \
 	  go test -v -timeout 25m ./test/e2e/ # -v: the SIGKILL runs report their duplicate counts
 

@@ -274,7 +274,11 @@ var formatOptions = map[string]map[string]check{
 	},
 	FormatAvro: {},
 	FormatAvroConfluent: {
-		"url": nonEmpty,
+		"url":                           nonEmpty,
+		"subject":                       nonEmpty,
+		"basic-auth.credentials-source": enum("USER_INFO", "URL"),
+		"basic-auth.user-info":          anyString,
+		"auto.register.schemas":         boolean,
 	},
 }
 

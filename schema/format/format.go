@@ -1,15 +1,17 @@
 // Package format turns record bytes into typed rows of a table and back, by
-// format name: json, csv and raw (packages below this one). Rows hold the
-// Go values documented in package schema.
+// format name: json, csv, raw, avro and avro-confluent (packages below this
+// one). Rows hold the Go values documented in package schema.
 package format
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/format/avro"
+	"github.com/connectd/connectd/schema/format/avroconfluent"
 	"github.com/connectd/connectd/schema/format/csv"
 	"github.com/connectd/connectd/schema/format/json"
 	"github.com/connectd/connectd/schema/format/raw"
@@ -26,6 +28,33 @@ type Codec interface {
 	Encode(row map[string]any) ([]byte, error)
 }
 
+// Record is what a RecordCodec may use besides the bytes or the row.
+type Record struct {
+	// Topic is the record's Kafka topic (kafka_topic metadata); "" when
+	// unknown.
+	Topic string
+}
+
+// RecordCodec is a Codec whose records depend on more than their bytes:
+// avro-confluent talks to a schema registry (so it takes a context) and
+// names its subject after the topic. Processors call these methods when the
+// codec has them; Decode and Encode then use no topic.
+type RecordCodec interface {
+	Codec
+	DecodeRecord(ctx context.Context, data []byte, rec Record) (map[string]any, error)
+	EncodeRecord(ctx context.Context, row map[string]any, rec Record) ([]byte, error)
+}
+
+type confluentCodec struct{ *avroconfluent.Format }
+
+func (c confluentCodec) DecodeRecord(ctx context.Context, data []byte, rec Record) (map[string]any, error) {
+	return c.Format.DecodeRecord(ctx, data, avroconfluent.Record{Topic: rec.Topic})
+}
+
+func (c confluentCodec) EncodeRecord(ctx context.Context, row map[string]any, rec Record) ([]byte, error) {
+	return c.Format.EncodeRecord(ctx, row, avroconfluent.Record{Topic: rec.Topic})
+}
+
 type factory func(row *schema.Type, opts map[string]string) (Codec, error)
 
 var factories = map[string]factory{
@@ -35,6 +64,17 @@ var factories = map[string]factory{
 			return nil, err
 		}
 		return avro.New(row, o)
+	},
+	schema.FormatAvroConfluent: func(row *schema.Type, opts map[string]string) (Codec, error) {
+		o, err := avroconfluent.ParseOptions(opts)
+		if err != nil {
+			return nil, err
+		}
+		f, err := avroconfluent.New(row, o)
+		if err != nil {
+			return nil, err
+		}
+		return confluentCodec{f}, nil
 	},
 	schema.FormatJSON: func(row *schema.Type, opts map[string]string) (Codec, error) {
 		o, err := json.ParseOptions(opts)

@@ -24,7 +24,9 @@ type metaColumn struct {
 
 type processor struct {
 	codec format.Codec
-	meta  []metaColumn
+	// record is codec as a RecordCodec, or nil.
+	record format.RecordCodec
+	meta   []metaColumn
 	// computed evaluates the computed columns; nil when there are none.
 	computed *expr.Env
 	bad      *tablespec.Bad
@@ -32,6 +34,7 @@ type processor struct {
 
 func newProcessor(c *tablespec.Config, mgr *service.Resources) *processor {
 	p := &processor{codec: c.Codec, computed: c.Computed, bad: tablespec.NewBad(component, c.OnError, mgr)}
+	p.record, _ = c.Codec.(format.RecordCodec)
 	for _, col := range c.Table.Columns {
 		if col.Kind == schema.Metadata {
 			p.meta = append(p.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type})
@@ -40,12 +43,17 @@ func newProcessor(c *tablespec.Config, mgr *service.Resources) *processor {
 	return p
 }
 
-func (p *processor) Process(_ context.Context, msg *service.Message) (service.MessageBatch, error) {
+func (p *processor) Process(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
 	data, err := msg.AsBytes()
 	if err != nil {
 		return p.bad.Handle(msg, err)
 	}
-	row, err := p.codec.Decode(data)
+	var row map[string]any
+	if p.record != nil {
+		row, err = p.record.DecodeRecord(ctx, data, tablespec.RecordOf(msg))
+	} else {
+		row, err = p.codec.Decode(data)
+	}
 	if err != nil {
 		return p.bad.Handle(msg, err)
 	}

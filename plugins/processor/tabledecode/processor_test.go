@@ -140,7 +140,7 @@ CREATE TABLE mistyped (s STRING, y AS s * 2) WITH ('format' = 'json');
 		{"catalog: " + cat + "\ntable: computed\n", ""},
 		{"catalog: " + cat + "\ntable: unsupported\n", "column y AS PROCTIME(): line 1, column 1: unsupported Flink SQL function PROCTIME"},
 		{"catalog: " + cat + "\ntable: mistyped\n", "column y AS s * 2 (CEL: s * 2): ERROR: 1:3: found no matching overload for '_*_' applied to '(wrapper(string), int)'"},
-		{"catalog: " + cat + "\ntable: a\nformat: avro-confluent\n", `field format: format "avro-confluent" is not supported by connectd's codecs yet (supported: avro, csv, json, raw)`},
+		{"catalog: " + cat + "\ntable: a\nformat: avro-confluent\n", "field format: format avro-confluent: option 'url' is required"},
 		{"catalog: " + cat + "\ntable: a\noptions: { delimiter: ';' }\n", "format csv: option 'delimiter' is not supported"},
 		{"ddl: \"CREATE TABLE t (x INT)\"\n", "field format: the table t names no format"},
 		{"ddl: \"CREATE TABLE t (x INT\"\n", "field ddl: line 1, column 22: expected"},

@@ -17,7 +17,7 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Parsing").
-		Summary("Decodes each message into a typed row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro or raw format.").
+		Summary("Decodes each message into a typed row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format.").
 		Description(`
 The message bytes are decoded by the table's format into the table's physical columns; the message becomes a
 structured row keyed by column name. Types are kept: TIMESTAMP, TIMESTAMP_LTZ, DATE and TIME as time values,
@@ -36,6 +36,15 @@ expression fails on a NULL input, and a CASE WHEN condition that is NULL is not 
 (a division by zero) is a bad record (`+"`on_error`"+`). CEL does not mix int and double in arithmetic: an integer
 literal next to a DECIMAL or DOUBLE column is read as a double (`+"`1 + vat`"+`), but two columns need a CAST
 (`+"`price * CAST(qty AS DOUBLE)`"+`).
+
+### avro-confluent
+
+Records in Confluent's wire format (magic byte 0, 4-byte schema id, Avro binary) are read with their writer schema,
+fetched from the schema registry (`+"`avro-confluent.url`"+`) by id once and cached. Fields are matched by name; a field
+the writer lacks is NULL (an error for a NOT NULL column); values follow Avro's schema resolution (int to BIGINT or
+DOUBLE, float to DOUBLE, enum to STRING, ...), and anything else is a bad record naming the field, both types and the
+schema id. `+"`table_encode`"+` registers the schema derived from the table (as Flink's AvroSchemaConverter) under the
+subject `+"`<kafka_topic>-value`"+`, or `+"`avro-confluent.subject`"+`.
 
 ### Bad records
 

@@ -12,10 +12,12 @@ import (
 
 type processor struct {
 	codec format.Codec
-	bad   *tablespec.Bad
+	// record is codec as a RecordCodec, or nil.
+	record format.RecordCodec
+	bad    *tablespec.Bad
 }
 
-func (p *processor) Process(_ context.Context, msg *service.Message) (service.MessageBatch, error) {
+func (p *processor) Process(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
 	v, err := msg.AsStructured()
 	if err != nil {
 		return p.bad.Handle(msg, fmt.Errorf("the message is not structured data: %w", err))
@@ -24,7 +26,12 @@ func (p *processor) Process(_ context.Context, msg *service.Message) (service.Me
 	if !ok {
 		return p.bad.Handle(msg, fmt.Errorf("want an object (a row), got %T", v))
 	}
-	data, err := p.codec.Encode(row)
+	var data []byte
+	if p.record != nil {
+		data, err = p.record.EncodeRecord(ctx, row, tablespec.RecordOf(msg))
+	} else {
+		data, err = p.codec.Encode(row)
+	}
 	if err != nil {
 		return p.bad.Handle(msg, err)
 	}

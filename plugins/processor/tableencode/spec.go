@@ -7,6 +7,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/schema/format"
 )
 
 const component = "table_encode"
@@ -16,7 +17,7 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Parsing").
-		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro or raw format.").
+		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format.").
 		Description(`
 The message must be an object: a row keyed by column name, such as `+"`table_decode`"+` produces. Its physical
 columns are written in the format; keys that are not physical columns are ignored, and absent columns are null
@@ -59,6 +60,8 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return &processor{codec: c.Codec, bad: tablespec.NewBad(component, c.OnError, mgr)}, nil
+			p := &processor{codec: c.Codec, bad: tablespec.NewBad(component, c.OnError, mgr)}
+			p.record, _ = c.Codec.(format.RecordCodec)
+			return p, nil
 		})
 }

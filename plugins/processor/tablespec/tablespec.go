@@ -108,7 +108,8 @@ func formatFields(verb string) []*service.ConfigField {
 				"Default: none. json: `fail-on-missing-field`, `ignore-parse-errors`, `timestamp-format.standard` (SQL | ISO-8601), " +
 				"`map-null-key.mode`, `map-null-key.literal`, `encode.decimal-as-plain-number`. csv: `field-delimiter`, `quote-character`, " +
 				"`disable-quote-character`, `allow-comments`, `ignore-parse-errors`, `array-element-delimiter`, `escape-character`, `null-literal`. " +
-				"raw: `charset` (UTF-8). avro: none.").
+				"raw: `charset` (UTF-8). avro: none. avro-confluent: `url` (the schema registry, required), `subject` (default `<topic>-value` from kafka_topic metadata), " +
+				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject).").
 			Example(map[string]any{"ignore-parse-errors": true, "timestamp-format.standard": "ISO-8601"}).
 			Optional(),
 		service.NewStringEnumField(FieldOnError, string(PolicyFail), string(PolicySkip), string(PolicyDeadLetter)).
@@ -138,6 +139,16 @@ func Locate(msg *service.Message) string {
 		return ""
 	}
 	return fmt.Sprintf(" (topic %v, partition %v, offset %v)", orDash(topic, ok1), orDash(part, ok2), orDash(off, ok3))
+}
+
+// RecordOf returns what a format.RecordCodec uses of a message: its
+// kafka_topic metadata.
+func RecordOf(msg *service.Message) format.Record {
+	var rec format.Record
+	if v, ok := msg.MetaGetMut(MetaTopic); ok {
+		rec.Topic = fmt.Sprint(v)
+	}
+	return rec
 }
 
 func orDash(v any, ok bool) any {
