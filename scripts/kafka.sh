@@ -3,26 +3,36 @@
 #
 #   scripts/kafka.sh up       fetch jars (cached), format storage, start broker, wait, print env
 #   scripts/kafka.sh down     stop the broker (SIGTERM, then SIGKILL) and remove the data dir
+#   scripts/kafka.sh restart  stop the broker (SIGTERM, then SIGKILL) and start it again on the
+#                             same data (topics, offsets, groups kept), wait until it answers
 #   scripts/kafka.sh status   exit 0 if the broker is running and answers
 #   scripts/kafka.sh env      print `export CONNECTD_KAFKA_...=` lines (use: eval "$(scripts/kafka.sh env)")
 #   scripts/kafka.sh deps     install kcat (and maven) via apt-get when missing
 #   scripts/kafka.sh jars     only fetch the broker jars into the cache
 #   scripts/kafka.sh logs     tail the broker log
 #
-# Listeners (all on 127.0.0.1):
-#   19092 PLAINTEXT
+# Listeners (all on 127.0.0.1; ports shift with CONNECTD_KAFKA_PORT_BASE):
+#   19092 PLAINTEXT                    (base)
 #   19093 SASL_PLAINTEXT: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; user connectd / connectd-secret
-#         (SCRAM users are created at format time with --add-scram)
-#   19094 CONTROLLER (KRaft)
+#         (SCRAM users are created at format time with --add-scram)   (base+1)
+#   19094 CONTROLLER (KRaft)           (base+2)
 #
 # Environment knobs:
 #   CONNECTD_KAFKA_VERSION   Apache Kafka version from Maven Central (default below)
 #   CONNECTD_KAFKA_CACHE     jar cache dir (default ~/.cache/connectd/kafka-<version>)
-#   CONNECTD_KAFKA_DATA      data dir: storage, config, pid, log (default /tmp/connectd-kafka)
+#   CONNECTD_KAFKA_DATA      data dir: storage, config, pid, log (default /tmp/connectd-kafka);
+#                            the lock is the sibling file <data dir>.lock (it must outlive `down`)
+#   CONNECTD_KAFKA_PORT_BASE first listener port (default 19092): PLAINTEXT=base, SASL=base+1,
+#                            CONTROLLER=base+2
 #   CONNECTD_KAFKA_HEAP      JVM heap options (default "-Xms256m -Xmx512m")
 #   CONNECTD_KAFKA_START_TIMEOUT  seconds to wait for the broker (default 90)
 #
 # `up` on a broker that is not running always starts a fresh, empty cluster.
+#
+# A second, private broker (for tests that stop or restart it) needs both its own ports and
+# its own data dir, e.g.:
+#   CONNECTD_KAFKA_PORT_BASE=29092 CONNECTD_KAFKA_DATA=/tmp/connectd-kafka-restart scripts/kafka.sh up
+# and the same two variables for every later command on that instance.
 set -euo pipefail
 
 KAFKA_VERSION="${CONNECTD_KAFKA_VERSION:-4.1.2}"
@@ -34,13 +44,22 @@ DATA="${CONNECTD_KAFKA_DATA:-/tmp/connectd-kafka}"
 HEAP="${CONNECTD_KAFKA_HEAP:--Xms256m -Xmx512m}"
 START_TIMEOUT="${CONNECTD_KAFKA_START_TIMEOUT:-90}"
 
+PORT_BASE="${CONNECTD_KAFKA_PORT_BASE:-19092}"
+
 HOST=127.0.0.1
-PORT_PLAIN=19092
-PORT_SASL=19093
-PORT_CONTROLLER=19094
+if ! [[ "$PORT_BASE" =~ ^[1-9][0-9]{3,4}$ ]] || ((PORT_BASE > 65533)); then
+  echo "kafka.sh: ERROR: CONNECTD_KAFKA_PORT_BASE must be a port in 1000..65533, got '$PORT_BASE'" >&2
+  exit 2
+fi
+PORT_PLAIN=$PORT_BASE
+PORT_SASL=$((PORT_BASE + 1))
+PORT_CONTROLLER=$((PORT_BASE + 2))
 SASL_USER=connectd
 SASL_PASSWORD=connectd-secret
 
+# Everything an instance owns is derived from its data dir, so two instances with
+# different CONNECTD_KAFKA_DATA never share a pid file, log or lock. The lock sits next
+# to the data dir rather than in it: `up` and `down` delete the data dir while holding it.
 PIDFILE="$DATA/kafka.pid"
 LOGFILE="$DATA/kafka.log"
 CONFIG="$DATA/server.properties"
@@ -293,17 +312,27 @@ cmd_up() {
 
   # Not running (or not answering): start a fresh cluster.
   stop_broker
+  ports_free
+  rm -rf "$DATA"
+  mkdir -p "$DATA"
+  write_config
+  format_storage
+  start_broker
+}
+
+# ports_free dies if any of our listener ports is taken by another process.
+ports_free() {
   local p
   for p in "$PORT_PLAIN" "$PORT_SASL" "$PORT_CONTROLLER"; do
     if port_open "$p"; then
       die "port $HOST:$p is already in use by another process (another broker? check: ss -ltnp | grep $p)"
     fi
   done
-  rm -rf "$DATA"
-  mkdir -p "$DATA"
-  write_config
-  format_storage
+}
 
+# start_broker starts kafka.Kafka on the config and formatted storage in $DATA, waits
+# until it answers on both listeners and prints the env lines. Caller holds the lock.
+start_broker() {
   log "starting Apache Kafka $KAFKA_VERSION (log: $LOGFILE)"
   local t0=$SECONDS
   local detach=()
@@ -332,13 +361,43 @@ cmd_up() {
   cmd_env
 }
 
+# cmd_restart stops the broker and starts it again on the same storage: no reformat, so
+# topics, committed offsets and producer state survive. A broker that is not running is
+# just started, provided `up` formatted its data dir before.
+cmd_restart() {
+  cmd_deps
+  exec 9>"$LOCKFILE"
+  flock 9
+  if [ ! -f "$CONFIG" ] || [ ! -f "$DATA/kraft/meta.properties" ]; then
+    die "no formatted broker in $DATA to restart; run: scripts/kafka.sh up"
+  fi
+  cmd_jars
+  local t0=$SECONDS
+  stop_broker
+  log "broker stopped in $((SECONDS - t0))s; restarting on the data in $DATA"
+  # A kill makes the ports free at once, but give a lingering socket a moment.
+  local i p busy
+  for ((i = 0; i < 100; i++)); do # 10 s
+    busy=
+    for p in "$PORT_PLAIN" "$PORT_SASL" "$PORT_CONTROLLER"; do
+      if port_open "$p"; then busy=$p; fi
+    done
+    [ -z "$busy" ] && break
+    sleep 0.1
+  done
+  ports_free
+  if [ -f "$LOGFILE" ]; then mv -f "$LOGFILE" "$LOGFILE.1"; fi
+  start_broker
+}
+
 cmd_logs() {
   [ -f "$LOGFILE" ] || die "no log at $LOGFILE"
   tail -n "${1:-100}" "$LOGFILE"
 }
 
 usage() {
-  sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  # The comment block at the top of this file, up to the first non-comment line.
+  awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "${BASH_SOURCE[0]}"
 }
 
 main() {
@@ -347,6 +406,7 @@ main() {
   case "$cmd" in
     up) cmd_up ;;
     down) cmd_down ;;
+    restart) cmd_restart ;;
     status) cmd_status ;;
     env) cmd_env ;;
     deps) cmd_deps ;;

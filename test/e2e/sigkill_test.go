@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -20,45 +18,6 @@ const (
 	killRecords = 100_000
 	killCount   = 5
 )
-
-// outputTally consumes a topic with read_committed and counts every value.
-type outputTally struct {
-	mu struct {
-		sync.Mutex
-		seen  map[string]int
-		total int
-	}
-}
-
-func (o *outputTally) run(ctx context.Context, t *testing.T, brokers, topic string) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumeTopics(topic),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Errorf("output consumer: %v", err)
-		return
-	}
-	defer cl.Close()
-	for ctx.Err() == nil {
-		fs := cl.PollFetches(ctx)
-		fs.EachError(func(topic string, p int32, err error) {
-			if ctx.Err() == nil {
-				t.Logf("output consumer %s[%d]: %v", topic, p, err)
-			}
-		})
-		o.mu.Lock()
-		fs.EachRecord(func(r *kgo.Record) {
-			o.mu.seen[string(r.Value)]++
-			o.mu.total++
-		})
-		o.mu.Unlock()
-	}
-}
-
-func (o *outputTally) counts() (distinct, total int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.mu.seen), o.mu.total
-}
 
 // TestSIGKILLLosesNothing pushes 100,000 records through kafka_source ->
 // kafka_sink on the real broker while the connectd process is killed with
@@ -98,8 +57,7 @@ output:
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tally := &outputTally{}
-	tally.mu.seen = map[string]int{}
+	tally := newOutputTally()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); tally.run(ctx, t, brokers, out) }()
@@ -167,24 +125,6 @@ output:
 		killCount, killRecords, len(tally.mu.seen), dups, 100*float64(dups)/killRecords)
 	if len(tally.mu.seen) != killRecords {
 		t.Errorf("output holds %d distinct values, want exactly the %d input values", len(tally.mu.seen), killRecords)
-	}
-}
-
-// produceNumbered writes values "0".."n-1" keyed by value mod 1000.
-func produceNumbered(t *testing.T, brokers, topic string, n int) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ProducerLinger(5*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	err = kafkatest.ProduceN(ctx, cl, int64(n), func(i int64) *kgo.Record {
-		return &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(int(i % 1000))), Value: []byte(strconv.Itoa(int(i)))}
-	})
-	if err != nil {
-		t.Fatalf("producing input to %s: %v", topic, err)
 	}
 }
 
