@@ -20,7 +20,8 @@ var receivedRe = regexp.MustCompile(`(?m)^input_received\{[^}]*\} ([0-9.e+]+)$`)
 
 // runConnectdSource runs kafka_source -> drop until the input has counted
 // records records, polling /metrics.
-func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64) (result, error) {
+// extra is YAML appended to the kafka_source block (four-space indent).
+func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64, extra string) (result, error) {
 	port, err := freePort()
 	if err != nil {
 		return result{}, err
@@ -43,9 +44,10 @@ input:
     topics: [ %q ]
     consumer_group: %q
     start_from: earliest
+%s
 output:
   drop: {}
-`, port, brokers, topic, group)
+`, port, brokers, topic, group, extra)
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		return result{}, err
 	}

@@ -132,6 +132,8 @@ type Config struct {
 	// FetchMaxWait is how long the broker may hold a fetch open. Default
 	// 500ms.
 	FetchMaxWait time.Duration
+	// Metadata selects the metadata set on each message. Default: all.
+	Metadata metaSet
 	// StartTimestamp is the time for StartTimestamp, in milliseconds since
 	// the Unix epoch; -1 if unset.
 	StartTimestamp int64
@@ -215,6 +217,13 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		return c, err
 	}
 	if c.BatchSize, err = conf.FieldInt(fieldBatchSize); err != nil {
+		return c, err
+	}
+	metaNames, err := conf.FieldStringList(fieldMetadataKeys)
+	if err != nil {
+		return c, err
+	}
+	if c.Metadata, err = parseMetaSet(metaNames); err != nil {
 		return c, err
 	}
 	if c.FetchMaxWait, err = conf.FieldDuration(fieldFetchMaxWait); err != nil {

@@ -1,6 +1,9 @@
 package kafkasource
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -12,24 +15,113 @@ const (
 	timestampTypeNone      = "NoTimestampType"
 )
 
-// recordMessage turns a record into a message: the content is the record
-// value, and the metadata is listed in the spec's Metadata section. Headers
-// are set first so that a header cannot overwrite a kafka_ field.
-func recordMessage(r *kgo.Record, lag int64) *service.Message {
-	msg := service.NewMessage(r.Value)
-	for _, h := range r.Headers {
-		msg.MetaSetMut(h.Key, string(h.Value))
+// metaSet selects the metadata that recordMessage sets (field
+// metadata_keys). Like Flink, which reads only the metadata columns a table
+// declares, a pipeline that needs few keys should not pay for the rest: each
+// value costs an allocation, and a ninth key moves Benthos's metadata map
+// from Go's small-map form to a full table, doubling the cost per message.
+type metaSet uint16
+
+const (
+	metaBitKey metaSet = 1 << iota
+	metaBitTopic
+	metaBitPartition
+	metaBitOffset
+	metaBitTimestampMs
+	metaBitTimestampUnix
+	metaBitTimestampType
+	metaBitTombstone
+	metaBitLeaderEpoch
+	metaBitLag
+	metaBitHeaders
+)
+
+// metaHeaders names the record headers in metadata_keys.
+const metaHeaders = "headers"
+
+// metaKeys lists the metadata_keys values in documentation order.
+var metaKeys = []struct {
+	name string
+	bit  metaSet
+}{
+	{metaKey, metaBitKey}, {metaTopic, metaBitTopic}, {metaPartition, metaBitPartition},
+	{metaOffset, metaBitOffset}, {metaTimestampMs, metaBitTimestampMs}, {metaTimestampUnix, metaBitTimestampUnix},
+	{metaTimestampType, metaBitTimestampType}, {metaTombstone, metaBitTombstone}, {metaLeaderEpoch, metaBitLeaderEpoch},
+	{metaLag, metaBitLag}, {metaHeaders, metaBitHeaders},
+}
+
+// metaAll is the default: every key.
+const metaAll = metaBitHeaders<<1 - 1
+
+// allMetaKeyNames returns every metadata_keys value.
+func allMetaKeyNames() []string {
+	names := make([]string, len(metaKeys))
+	for i, k := range metaKeys {
+		names[i] = k.name
 	}
-	msg.MetaSetMut(metaKey, string(r.Key))
-	msg.MetaSetMut(metaTopic, r.Topic)
-	msg.MetaSetMut(metaPartition, int(r.Partition))
-	msg.MetaSetMut(metaOffset, r.Offset)
-	msg.MetaSetMut(metaTimestampMs, r.Timestamp.UnixMilli())
-	msg.MetaSetMut(metaTimestampUnix, r.Timestamp.Unix())
-	msg.MetaSetMut(metaTimestampType, timestampType(r.Attrs))
-	msg.MetaSetMut(metaTombstone, r.Value == nil)
-	msg.MetaSetMut(metaLeaderEpoch, int(r.LeaderEpoch))
-	msg.MetaSetMut(metaLag, lag)
+	return names
+}
+
+// parseMetaSet turns metadata_keys into a set, naming an unknown key.
+func parseMetaSet(names []string) (metaSet, error) {
+	var set metaSet
+	for _, n := range names {
+		found := false
+		for _, k := range metaKeys {
+			if k.name == n {
+				set |= k.bit
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("field %s: unknown key %q (want any of %s)", fieldMetadataKeys, n, strings.Join(allMetaKeyNames(), ", "))
+		}
+	}
+	return set, nil
+}
+
+// recordMessage turns a record into a message: the content is the record
+// value, and the metadata is what set selects of the spec's Metadata
+// section. Headers are set first so that a header cannot overwrite a kafka_
+// field.
+func recordMessage(r *kgo.Record, lag int64, set metaSet) *service.Message {
+	msg := service.NewMessage(r.Value)
+	if set&metaBitHeaders != 0 {
+		for _, h := range r.Headers {
+			msg.MetaSetMut(h.Key, string(h.Value))
+		}
+	}
+	if set&metaBitKey != 0 {
+		msg.MetaSetMut(metaKey, string(r.Key))
+	}
+	if set&metaBitTopic != 0 {
+		msg.MetaSetMut(metaTopic, r.Topic)
+	}
+	if set&metaBitPartition != 0 {
+		msg.MetaSetMut(metaPartition, int(r.Partition))
+	}
+	if set&metaBitOffset != 0 {
+		msg.MetaSetMut(metaOffset, r.Offset)
+	}
+	if set&metaBitTimestampMs != 0 {
+		msg.MetaSetMut(metaTimestampMs, r.Timestamp.UnixMilli())
+	}
+	if set&metaBitTimestampUnix != 0 {
+		msg.MetaSetMut(metaTimestampUnix, r.Timestamp.Unix())
+	}
+	if set&metaBitTimestampType != 0 {
+		msg.MetaSetMut(metaTimestampType, timestampType(r.Attrs))
+	}
+	if set&metaBitTombstone != 0 {
+		msg.MetaSetMut(metaTombstone, r.Value == nil)
+	}
+	if set&metaBitLeaderEpoch != 0 {
+		msg.MetaSetMut(metaLeaderEpoch, int(r.LeaderEpoch))
+	}
+	if set&metaBitLag != 0 {
+		msg.MetaSetMut(metaLag, lag)
+	}
 	return msg
 }
 

@@ -39,6 +39,8 @@ type fetchedBatch struct {
 	// afresh from records, since processors may have changed the first
 	// messages.
 	messages service.MessageBatch
+	// meta selects the metadata of the messages.
+	meta metaSet
 }
 
 // prepare builds the batch's messages.
@@ -49,7 +51,7 @@ func (b *fetchedBatch) prepare() {
 func (b *fetchedBatch) buildMessages() service.MessageBatch {
 	batch := make(service.MessageBatch, len(b.records))
 	for i, r := range b.records {
-		batch[i] = recordMessage(r, b.lags[i])
+		batch[i] = recordMessage(r, b.lags[i], b.meta)
 	}
 	return batch
 }
@@ -65,8 +67,8 @@ func (b *fetchedBatch) takeMessages() service.MessageBatch {
 }
 
 // newFetchedBatch takes ownership of records and lags.
-func newFetchedBatch(records []*kgo.Record, lags []int64) *fetchedBatch {
-	b := &fetchedBatch{records: records, lags: lags, positions: make([]position, len(records))}
+func newFetchedBatch(records []*kgo.Record, lags []int64, meta metaSet) *fetchedBatch {
+	b := &fetchedBatch{records: records, lags: lags, meta: meta, positions: make([]position, len(records))}
 	for i, r := range records {
 		b.positions[i] = position{tp: topicPartition{topic: r.Topic, partition: r.Partition}, offset: r.Offset}
 	}

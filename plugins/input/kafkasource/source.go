@@ -500,7 +500,7 @@ func (sess *session) track(fetches kgo.Fetches) *fetchedBatch {
 	}
 	var b *fetchedBatch
 	if len(keep) > 0 {
-		b = newFetchedBatch(keep, lags)
+		b = newFetchedBatch(keep, lags, sess.conf.Metadata)
 	}
 	if done := t.takeFinished(); len(done) > 0 {
 		for _, tp := range done {

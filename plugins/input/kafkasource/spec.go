@@ -12,6 +12,8 @@ package kafkasource
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
@@ -34,6 +36,7 @@ const (
 	fieldCheckpointLimit   = "checkpoint_limit"
 	fieldBatchSize         = "batch_size"
 	fieldFetchMaxWait      = "fetch_max_wait"
+	fieldMetadataKeys      = "metadata_keys"
 	fieldStartTimestamp    = "start_timestamp"
 	fieldStartOffsets      = "start_offsets"
 	fieldStopAt            = "stop_at"
@@ -96,6 +99,7 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldCheckpointLimit, Kind: speclint.Int},
 	speclint.Field{Path: fieldBatchSize, Kind: speclint.Int},
 	speclint.Field{Path: fieldFetchMaxWait, Kind: speclint.Duration},
+	speclint.Field{Path: fieldMetadataKeys, Kind: speclint.StringList},
 	speclint.Field{Path: fieldStartOffsets, Kind: speclint.Object},
 	speclint.Field{Path: fieldStopAt, Kind: speclint.String},
 	speclint.Field{Path: fieldStopOffsets, Kind: speclint.Object},
@@ -187,9 +191,29 @@ root = [%[7]s%[8]s
   if $limit < 1 { "field checkpoint_limit: must be at least 1, got %%v".format($limit) } else if $batch_size > $limit {
     "field checkpoint_limit: %%v is below batch_size %%v; one batch could exceed the limit, raise checkpoint_limit to at least %%v".format($limit, $batch_size, $batch_size)
   } else { null },
+  this.metadata_keys.or([]).filter(k -> !%[12]s.contains(k)).map_each(k -> "field metadata_keys: unknown key %%q (want any of %%s)".format(k, %[12]s.join(", "))),
 ].flatten().filter(e -> e != null)
 `, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
-	boundsLintChecks, StopNone, StartTimestamp, StartOffsets))
+	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang()))
+
+// anySlice converts a default list to []any, the form Benthos hands to lint
+// rules (a []string reaches Bloblang as an unknown type).
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// metaKeysBloblang is the metadata_keys values as a Bloblang array literal.
+func metaKeysBloblang() string {
+	quoted := make([]string, len(metaKeys))
+	for i, k := range metaKeys {
+		quoted[i] = strconv.Quote(k.name)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
 
 // Spec returns the config spec of the kafka_source input.
 func Spec() *service.ConfigSpec {
@@ -438,6 +462,14 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 					"It also bounds how long a partition resumed after `checkpoint_limit` may wait for its next fetch. "+
 					"Default `500ms`. Flink option: `properties.fetch.max.wait.ms`.").
 				Default(defaultFetchMaxWait).
+				Advanced(),
+			service.NewStringListField(fieldMetadataKeys).
+				Description("Metadata set on each message: any of the names in the Metadata section, and `headers` for the record "+
+					"headers. Default: all of them. Each value costs CPU (about 0.2 us per key, and past eight keys Benthos's metadata "+
+					"map grows, doubling the cost per message), so a pipeline that reads few keys can list just those, as a Flink "+
+					"table reads only the metadata columns it declares. Flink option: the `METADATA FROM` columns of the table.").
+				Default(anySlice(allMetaKeyNames())).
+				Example([]string{"kafka_key", "kafka_topic", "kafka_partition", "kafka_offset"}).
 				Advanced(),
 		).
 		LintRule(lintRule).
