@@ -68,11 +68,11 @@ func Fields() []*service.ConfigField {
 				Default("").
 				Secret(),
 			service.NewStringMapField(FieldSASLExtensions).
-				Description("SASL extensions for OAUTHBEARER (key/value pairs). Default none.").
+				Description("SASL extensions for OAUTHBEARER (key/value pairs). Default none. Flink option: the extension entries of `properties.sasl.jaas.config` (`OAuthBearerLoginModule`).").
 				Optional().
 				Advanced(),
 		).
-			Description("SASL authentication. Flink option: `properties.security.protocol=SASL_PLAINTEXT|SASL_SSL` with `properties.sasl.*`.").
+			Description("SASL authentication. Default: absent, no authentication. Flink option: `properties.security.protocol=SASL_PLAINTEXT|SASL_SSL` with `properties.sasl.*`.").
 			Optional(),
 		service.NewDurationField(FieldMetadataMaxAge).
 			Description("Maximum age of cached cluster metadata before it is refreshed (Go duration). Default `5m`. " +

@@ -185,33 +185,40 @@ func offsetsFromParsed(conf *service.ParsedConfig, field string) (map[topicParti
 	return parseOffsets(field, m)
 }
 
+// modeParameter checks a field that belongs to one value of a mode field
+// (start_timestamp to start_from: timestamp, ...): required with that value,
+// refused with any other.
+func modeParameter(field, modeField string, isSet bool, mode, needs string) error {
+	switch {
+	case mode == needs && !isSet:
+		what := ""
+		if strings.HasSuffix(field, "offsets") {
+			what = " (at least one partition)"
+		}
+		return fmt.Errorf("field %s: required with %s: %s%s", field, modeField, needs, what)
+	case mode != needs && isSet:
+		return fmt.Errorf("field %s: only used with %s: %s, which is %s", field, modeField, needs, mode)
+	}
+	return nil
+}
+
 // validateBounds checks the start and stop settings against each other and
 // against the topics.
 func (c Config) validateBounds() []error {
 	var errs []error
-	switch {
-	case c.StartFrom == StartTimestamp && c.StartTimestamp < 0:
-		errs = append(errs, fmt.Errorf("field %s: required with %s: %s", fieldStartTimestamp, fieldStartFrom, StartTimestamp))
-	case c.StartFrom != StartTimestamp && c.StartTimestamp >= 0:
-		errs = append(errs, fmt.Errorf("field %s: only used with %s: %s, which is %s", fieldStartTimestamp, fieldStartFrom, StartTimestamp, c.StartFrom))
-	}
-	switch {
-	case c.StartFrom == StartOffsets && len(c.StartOffsets) == 0:
-		errs = append(errs, fmt.Errorf("field %s: required with %s: %s (at least one partition)", fieldStartOffsets, fieldStartFrom, StartOffsets))
-	case c.StartFrom != StartOffsets && len(c.StartOffsets) > 0:
-		errs = append(errs, fmt.Errorf("field %s: only used with %s: %s, which is %s", fieldStartOffsets, fieldStartFrom, StartOffsets, c.StartFrom))
-	}
-	switch {
-	case c.StopAt == StopTimestamp && c.StopTimestamp < 0:
-		errs = append(errs, fmt.Errorf("field %s: required with %s: %s", fieldStopTimestamp, fieldStopAt, StopTimestamp))
-	case c.StopAt != StopTimestamp && c.StopTimestamp >= 0:
-		errs = append(errs, fmt.Errorf("field %s: only used with %s: %s, which is %s", fieldStopTimestamp, fieldStopAt, StopTimestamp, c.StopAt))
-	}
-	switch {
-	case c.StopAt == StopOffsets && len(c.StopOffsets) == 0:
-		errs = append(errs, fmt.Errorf("field %s: required with %s: %s (at least one partition)", fieldStopOffsets, fieldStopAt, StopOffsets))
-	case c.StopAt != StopOffsets && len(c.StopOffsets) > 0:
-		errs = append(errs, fmt.Errorf("field %s: only used with %s: %s, which is %s", fieldStopOffsets, fieldStopAt, StopOffsets, c.StopAt))
+	for _, p := range []struct {
+		field, modeField string
+		isSet            bool
+		mode, needs      string
+	}{
+		{fieldStartTimestamp, fieldStartFrom, c.StartTimestamp >= 0, string(c.StartFrom), string(StartTimestamp)},
+		{fieldStartOffsets, fieldStartFrom, len(c.StartOffsets) > 0, string(c.StartFrom), string(StartOffsets)},
+		{fieldStopTimestamp, fieldStopAt, c.StopTimestamp >= 0, string(c.StopAt), string(StopTimestamp)},
+		{fieldStopOffsets, fieldStopAt, len(c.StopOffsets) > 0, string(c.StopAt), string(StopOffsets)},
+	} {
+		if err := modeParameter(p.field, p.modeField, p.isSet, p.mode, p.needs); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.StartFrom == StartTimestamp && c.StopAt == StopTimestamp && c.StartTimestamp >= 0 && c.StopTimestamp >= 0 && c.StopTimestamp < c.StartTimestamp {
 		errs = append(errs, fmt.Errorf("field %s: %d is before %s %d", fieldStopTimestamp, c.StopTimestamp, fieldStartTimestamp, c.StartTimestamp))

@@ -414,10 +414,11 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Default(defaultReaders),
 			service.NewObjectField(fieldShard,
 				service.NewIntField(fieldShardIndex).
-					Description("This process's shard, from 0 to `count - 1`. Default `0`.").
+					Description("This process's shard, from 0 to `count - 1`. Default `0`. Flink equivalent: the index of a source subtask (`getIndexOfThisSubtask`).").
 					Default(0),
 				service.NewIntField(fieldShardCount).
-					Description("Number of processes sharing the topics. Default `1` (this process reads every partition).").
+					Description("Number of processes sharing the topics. Default `1` (this process reads every partition). "+
+						"Flink equivalent: the source parallelism (`parallelism.default`), spread here over processes.").
 					Default(1),
 			).
 				Description("Static sharding across processes without the group protocol: with `count` processes (for example a "+

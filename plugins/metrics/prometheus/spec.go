@@ -31,18 +31,18 @@ func Spec() *service.ConfigSpec {
 Metric names are the Benthos names (`+"`input_received`"+`, `+"`output_latency_ns`"+`, ...) with characters that Prometheus does not allow replaced by `+"`_`"+`; labels are the Benthos labels (`+"`label`"+`, `+"`path`"+`, and those a component adds such as `+"`topic`"+`). This is the counterpart of Flink's metric reporters (`+"`metrics.reporter.prom.*`"+`).`).
 		Fields(
 			service.NewBoolField(fieldUseHistogramTiming).
-				Description("Record timing metrics as histograms (seconds) instead of summaries (nanoseconds, as the `_ns` names say). Default `false`.").
+				Description("Record timing metrics as histograms (seconds) instead of summaries (nanoseconds, as the `_ns` names say). Default `false`. Flink has no equivalent (its Prometheus reporter exports histograms as summaries).").
 				Default(false).
 				Advanced(),
 			service.NewFloatListField(fieldHistogramBuckets).
-				Description("Bucket upper bounds, in seconds, of timing histograms. Only with `use_histogram_timing`. Default empty: the client_golang default buckets (5ms to 10s).").
+				Description("Bucket upper bounds, in seconds, of timing histograms. Only with `use_histogram_timing`. Default empty: the client_golang default buckets (5ms to 10s). Flink has no equivalent.").
 				Default([]any{}).
 				Advanced(),
 			service.NewObjectListField(fieldSummaryObjectives,
-				service.NewFloatField(fieldQuantile).Description("Quantile, between 0 and 1."),
-				service.NewFloatField(fieldError).Description("Allowed absolute error of the quantile."),
+				service.NewFloatField(fieldQuantile).Description("Quantile, between 0 and 1. No default: required in each entry. Flink has no equivalent."),
+				service.NewFloatField(fieldError).Description("Allowed absolute error of the quantile. No default: required in each entry. Flink has no equivalent."),
 			).
-				Description("Quantiles and their errors for timing summaries. Default: 0.5, 0.9 and 0.99.").
+				Description("Quantiles and their errors for timing summaries. Default: 0.5, 0.9 and 0.99. Flink has no equivalent (its reporter uses fixed quantiles).").
 				Default([]any{
 					map[string]any{fieldQuantile: 0.5, fieldError: 0.05},
 					map[string]any{fieldQuantile: 0.9, fieldError: 0.01},
@@ -50,23 +50,23 @@ Metric names are the Benthos names (`+"`input_received`"+`, `+"`output_latency_n
 				}).
 				Advanced(),
 			service.NewBoolField(fieldAddProcessMetrics).
-				Description("Also export process metrics (CPU, RSS, open files) as `process_*`. Default `false`.").
+				Description("Also export process metrics (CPU, RSS, open files) as `process_*`. Default `false`. Flink equivalent: the JVM `Status.JVM.*` metrics.").
 				Default(false).
 				Advanced(),
 			service.NewBoolField(fieldAddGoMetrics).
-				Description("Also export Go runtime metrics as `go_*`. Default `false`.").
+				Description("Also export Go runtime metrics as `go_*`. Default `false`. Flink equivalent: the JVM `Status.JVM.*` metrics.").
 				Default(false).
 				Advanced(),
 			service.NewStringField(fieldPushURL).
-				Description("Prometheus Pushgateway URL to push metrics to every `push_interval`, as well as serving `/metrics`. Default empty: no push.").
+				Description("Prometheus Pushgateway URL to push metrics to every `push_interval`, as well as serving `/metrics`. Default empty: no push. Flink option: `metrics.reporter.promgateway.hostUrl`.").
 				Default("").
 				Advanced(),
 			service.NewDurationField(fieldPushInterval).
-				Description("Period between pushes to `push_url` (Go duration). Default `10s`.").
+				Description("Period between pushes to `push_url` (Go duration). Default `10s`. Flink option: `metrics.reporter.promgateway.interval`.").
 				Default("10s").
 				Advanced(),
 			service.NewStringField(fieldPushJobName).
-				Description("Job name of pushed metrics. Default `connectd`.").
+				Description("Job name of pushed metrics. Default `connectd`. Flink option: `metrics.reporter.promgateway.jobName`.").
 				Default("connectd").
 				Advanced(),
 		)
