@@ -250,7 +250,7 @@ func (s *source) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 		if b := sess.takeRedelivery(); b != nil {
 			return sess.deliver(b)
 		}
-		if sess.bounded {
+		if sess.bounded() {
 			done, err := sess.finish(ctx)
 			if err != nil {
 				return nil, nil, err
@@ -323,8 +323,6 @@ type session struct {
 	// owner maps each split to the index of its reader (and client). After
 	// start it is guarded by mu (partition discovery changes it).
 	owner map[topicPartition]int
-	// bounded is true when the read has stop offsets (stop_at is not none).
-	bounded bool
 
 	fetched        chan fetchResult
 	redeliverReady chan struct{}
@@ -351,13 +349,15 @@ type session struct {
 	}
 }
 
+// bounded reports whether the read has stop offsets (stop_at is not none).
+func (sess *session) bounded() bool { return sess.conf.StopAt != StopNone }
+
 func newSession(conf Config, clients []*kgo.Client, adm *kadm.Client, log *service.Logger, m sourceMetrics) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	sess := &session{
 		conf:           conf,
 		clients:        clients,
 		owner:          map[topicPartition]int{},
-		bounded:        conf.StopAt != StopNone,
 		progress:       make(chan struct{}, 1),
 		adm:            adm,
 		log:            log,
@@ -392,7 +392,7 @@ func (sess *session) start() {
 			r.run(sess.ctx)
 		}()
 	}
-	if sess.bounded {
+	if sess.bounded() {
 		sess.wg.Add(1)
 		go func() {
 			defer sess.wg.Done()
@@ -629,7 +629,7 @@ func (sess *session) ack(b *fetchedBatch) {
 	if resume := sess.mu.tracker.acked(b.positions); len(resume) > 0 && !sess.mu.stopped {
 		sess.eachClientLocked(resume, (*kgo.Client).ResumeFetchPartitions)
 	}
-	if sess.bounded {
+	if sess.bounded() {
 		sess.signalProgress()
 	}
 }
