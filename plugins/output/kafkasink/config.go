@@ -39,7 +39,14 @@ const (
 // (`at-least-once`, `AT_LEAST_ONCE`). Unknown values pass through for
 // validate to report.
 func parseDeliveryGuarantee(s string) DeliveryGuarantee {
-	return DeliveryGuarantee(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_"))
+	return DeliveryGuarantee(normalizeName(s))
+}
+
+// normalizeName turns a Flink spelling of an option value (`at-least-once`,
+// `AT_LEAST_ONCE`, `round-robin`) into the connectd one. The lint rule
+// normalises the same way.
+func normalizeName(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
 }
 
 // Compression is the codec of produced record batches. Flink option:

@@ -23,7 +23,6 @@ const (
 // over key, value, metadata, topic and num_partitions returning an int. A
 // cel.Program is safe for concurrent use.
 type partitionExpression struct {
-	src  string
 	prog cel.Program
 }
 
@@ -51,7 +50,7 @@ func compilePartitionExpression(src string) (*partitionExpression, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", FieldPartitionExpression, err)
 	}
-	return &partitionExpression{src: src, prog: prog}, nil
+	return &partitionExpression{prog: prog}, nil
 }
 
 var errNotInt = errors.New("result is not an int")

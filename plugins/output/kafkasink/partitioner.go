@@ -52,7 +52,7 @@ var partitioners = []Partitioner{PartitionerDefault, PartitionerFixed, Partition
 // parsePartitioner accepts the connectd spelling and Flink's (`round-robin`).
 // Unknown values pass through for validate to report.
 func parsePartitioner(s string) Partitioner {
-	return Partitioner(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_"))
+	return Partitioner(normalizeName(s))
 }
 
 func partitionerList() string {
@@ -92,10 +92,10 @@ func (c Config) validatePartitioner() []error {
 	return errs
 }
 
-// kgoPartitioner returns the franz-go partitioner of the config. A new value
-// is returned on each call: partitioners keep per-topic state. A
-// partition_expression is compiled here; the sink calls this once, at
-// construction.
+// kgoPartitioner returns the franz-go partitioner of the config. The value
+// holds no state (franz-go keeps per-topic state in what ForTopic returns, per
+// client), so clients can share it. A partition_expression is compiled here;
+// the sink calls this once, at construction.
 func (c Config) kgoPartitioner() (kgo.Partitioner, error) {
 	switch c.Partitioner {
 	case PartitionerDefault:

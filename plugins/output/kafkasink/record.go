@@ -24,7 +24,7 @@ type recordBuilder struct {
 	topic       *service.InterpolatedString
 	key         *service.InterpolatedString // nil: null key
 	timestampMs *service.InterpolatedString // nil: produce time
-	headers     *service.MetadataFilter     // nil: no headers
+	headers     *service.MetadataFilter     // nil: no headers (also for an empty filter)
 	partition   *service.InterpolatedString // nil: the partitioner chooses
 	// partitionMeta: the partitioner reads the message metadata (a
 	// partition_expression), carried in the record's partitionCheck.
@@ -32,11 +32,15 @@ type recordBuilder struct {
 }
 
 func newRecordBuilder(c Config) recordBuilder {
+	headers := c.Headers
+	if headers != nil && headers.IsEmpty() {
+		headers = nil // decided once, not per message
+	}
 	return recordBuilder{
 		topic:         c.Topic,
 		key:           c.Key,
 		timestampMs:   c.TimestampMs,
-		headers:       c.Headers,
+		headers:       headers,
 		partition:     c.Partition,
 		partitionMeta: c.Partitioner == PartitionerExpression,
 	}
@@ -100,7 +104,7 @@ func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, er
 		})
 		r.Context, _ = withPartitionCheck(context.Background(), &partitionCheck{meta: meta})
 	}
-	if b.headers != nil && !b.headers.IsEmpty() {
+	if b.headers != nil {
 		_ = b.headers.Walk(msg, func(k, v string) error {
 			r.Headers = append(r.Headers, kgo.RecordHeader{Key: k, Value: []byte(v)})
 			return nil

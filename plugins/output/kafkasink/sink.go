@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -67,9 +68,11 @@ type Sink struct {
 	// expression partitioners), so that a partition that cannot be
 	// chosen is reported as a PartitionError.
 	checkPartitions bool
-	// partitioner returns a new partitioner for each client; a
-	// partition_expression is compiled once, in NewSink.
-	partitioner func() kgo.Partitioner
+	// producerOpts are the sink's client options, built once in NewSink
+	// (a partition_expression is compiled there). A kgo.Partitioner keeps
+	// no state of its own (per-topic state lives in what ForTopic returns,
+	// per client), so every client can share it.
+	producerOpts []kgo.Opt
 
 	// txnMu serialises transactions: a transactional producer has at
 	// most one open transaction.
@@ -112,10 +115,7 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 		checkPartitions:    cfg.Partitioner == PartitionerManual || cfg.Partitioner == PartitionerExpression,
 		recreateBackoffMin: recreateBackoffMin,
 		recreateBackoffMax: recreateBackoffMax,
-	}
-	s.partitioner = func() kgo.Partitioner { return part }
-	if cfg.Partitioner != PartitionerExpression {
-		s.partitioner = func() kgo.Partitioner { p, _ := cfg.kgoPartitioner(); return p }
+		producerOpts:       cfg.producerOpts(part),
 	}
 	s.write = s.writeIndependent
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
@@ -155,7 +155,7 @@ func (s *Sink) Connect(ctx context.Context) error {
 		}
 	}
 
-	cl, err := s.conn.Connect(ctx, append(s.cfg.producerOpts(s.partitioner()), s.clientOpts...)...)
+	cl, err := s.conn.Connect(ctx, slices.Concat(s.producerOpts, s.clientOpts)...)
 	if err != nil {
 		return err
 	}

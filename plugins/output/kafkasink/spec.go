@@ -357,8 +357,6 @@ output:
 `
 )
 
-// lintRule reports at lint time the problems that validate() also reports
-// when the component is built (lint can be skipped).
 // lintFields are type-checked by the lint rule and by speclint.CheckFiles.
 var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: FieldTopic, Kind: speclint.String},
@@ -384,31 +382,33 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: FieldWriterIndex, Kind: speclint.Int},
 )
 
+// lintRule reports at lint time the problems that validate() also reports
+// when the component is built (lint can be skipped).
 var lintRule = speclint.Rule(lintFields, fmt.Sprintf(`
 let dg = this.delivery_guarantee.or(%[1]q).string().lowercase().replace_all("-", "_")
 let eos = $dg == %[3]q
 let mmb = this.max_message_bytes.or(%[4]d)
 let part = this.partitioner.or("default").string().lowercase().replace_all("-", "_")
-let tt = this.transaction_timeout.or(%[9]q).trim().parse_duration()
-root = [%[8]s
+let tt = this.transaction_timeout.or(%[8]q).trim().parse_duration()
+root = [%[7]s
   if ![%[1]q, %[3]q, %[2]q].contains($dg) { "field delivery_guarantee: unknown value %%q (want %[1]s, %[3]s or %[2]s)".format(this.delivery_guarantee) } else { null },
   if this.max_in_flight.or(1) < 1 { "field max_in_flight: must be at least 1, got %%v".format(this.max_in_flight) } else { null },
   if $mmb < %[5]d || $mmb > %[6]d { "field max_message_bytes: must be between %[5]d and %[6]d, got %%v".format($mmb) } else { null },
-  if $tt < 1000000 { "field transaction_timeout: must be at least 1ms, got %%v".format(this.transaction_timeout.or(%[9]q)) } else { null },
+  if $tt < 1000000 { "field transaction_timeout: must be at least 1ms, got %%v".format(this.transaction_timeout.or(%[8]q)) } else { null },
   if $eos && this.transactional_id_prefix.or("").trim() == "" { "field transactional_id_prefix: required with delivery_guarantee %[3]s" } else { null },
   if $eos && this.transactional_id_suffix.or("0").trim() == "" { "field transactional_id_suffix: must not be empty with delivery_guarantee %[3]s (an unset environment variable?)" } else { null },
   if !$eos && this.transactional_id_prefix.or("") != "" { "field transactional_id_prefix: only used with delivery_guarantee %[3]s, but delivery_guarantee is %%s".format($dg) } else { null },
   if $eos && this.max_in_flight.or(1) > 1 { "field max_in_flight: must be 1 with delivery_guarantee %[3]s (a transactional producer runs one transaction at a time), got %%v".format(this.max_in_flight) } else { null },
-  if $eos && $tt > 0 && this.batching.period.or("").trim() != "" && this.batching.period.trim().parse_duration() >= $tt { "field batching.period: must be shorter than transaction_timeout (%%s) with delivery_guarantee %[3]s, got %%s".format(this.transaction_timeout.or(%[9]q), this.batching.period) } else { null },
-  if ![%[10]s].contains($part) { "field partitioner: unknown partitioner %%q (want %[11]s)".format(this.partitioner) } else { null },
+  if $eos && $tt > 0 && this.batching.period.or("").trim() != "" && this.batching.period.trim().parse_duration() >= $tt { "field batching.period: must be shorter than transaction_timeout (%%s) with delivery_guarantee %[3]s, got %%s".format(this.transaction_timeout.or(%[8]q), this.batching.period) } else { null },
+  if ![%[9]s].contains($part) { "field partitioner: unknown partitioner %%q (want %[10]s)".format(this.partitioner) } else { null },
   if $part == "manual" && this.partition.or("").trim() == "" { "field partition: required with partitioner manual" } else { null },
   if $part != "manual" && this.partition != null { "field partition: only used with partitioner manual, but partitioner is %%s".format($part) } else { null },
   if $part == "expression" && this.partition_expression.or("").trim() == "" { "field partition_expression: required with partitioner expression" } else { null },
   if $part != "expression" && this.partition_expression.or("") != "" { "field partition_expression: only used with partitioner expression, but partitioner is %%s".format($part) } else { null },
-  if $part == "expression" && this.partition_expression.or("").trim() != "" { this.partition_expression.%[12]s() } else { null },
+  if $part == "expression" && this.partition_expression.or("").trim() != "" { this.partition_expression.%[11]s() } else { null },
   if this.writer_index.or(0) < 0 { "field writer_index: must not be negative, got %%v".format(this.writer_index) } else { null },
 ].filter(e -> e != null)
-`, DeliveryAtLeastOnce, DeliveryNone, DeliveryExactlyOnce, defaultMaxMessageBytes, minMessageBytes, maxMessageBytes, defaultMaxInFlight,
+`, DeliveryAtLeastOnce, DeliveryNone, DeliveryExactlyOnce, defaultMaxMessageBytes, minMessageBytes, maxMessageBytes,
 	kafkaconn.LintChecks, defaultTransactionTimeout, quotedPartitioners(), partitionerList(), lintExpressionMethod))
 
 // quotedPartitioners is the partitioner names as a Bloblang array body.
