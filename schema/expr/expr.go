@@ -66,23 +66,25 @@ const (
 // Env is a CEL environment for the rows of one table (or of no table).
 type Env struct {
 	env      *cel.Env
-	columns  []column // columns declared as variables, in table order
+	columns  []string // columns declared as variables, in table order
 	types    map[string]*schema.Type
-	computed []Computed
+	typed    []typedColumn // the entries of types, in table order
+	computed []computedColumn
 }
 
-type column struct {
+// typedColumn is a physical or metadata column that Activation coerces.
+type typedColumn struct {
 	name string
-	typ  *schema.Type // nil for a computed column
+	typ  *schema.Type
+	what string // "column <name>", for Coerce's errors
 }
 
-// Computed is a compiled computed column.
-type Computed struct {
-	Name string
-	// SQL is the Flink SQL expression; CEL its translation.
-	SQL, CEL string
-	prg      *Program
-	refs     []string
+// computedColumn is a compiled computed column.
+type computedColumn struct {
+	name string
+	sql  string // the Flink SQL expression
+	prg  *Program
+	refs []string
 }
 
 // Input is what an expression sees besides the row.
@@ -144,8 +146,9 @@ func NewEnv(t *schema.Table) (*Env, error) {
 			continue
 		}
 		e.types[c.Name] = c.Type
+		e.typed = append(e.typed, typedColumn{name: c.Name, typ: c.Type, what: "column " + c.Name})
 		if schema.CELIdent(c.Name) {
-			e.columns = append(e.columns, column{name: c.Name, typ: c.Type})
+			e.columns = append(e.columns, c.Name)
 			opts = append(opts, cel.Variable(c.Name, celType(c.Type)))
 		}
 	}
@@ -161,11 +164,11 @@ func NewEnv(t *schema.Table) (*Env, error) {
 			errs = append(errs, fmt.Errorf("table %s: column %s AS %s: %w", t.Name, c.Name, c.Expr, err))
 			continue
 		}
-		prg, err := e.compile(celSrc, nil)
+		prg, err := e.Compile(celSrc, nil)
 		if err != nil {
 			// SQL `1 + vat` on a DECIMAL vat: CEL wants 1.0.
 			if dblSrc, _, dblErr := schema.TranslateSQLWith(c.Expr, schema.DoubleLiterals); dblErr == nil && dblSrc != celSrc {
-				if dbl, dblErr := e.compile(dblSrc, nil); dblErr == nil {
+				if dbl, dblErr := e.Compile(dblSrc, nil); dblErr == nil {
 					prg, celSrc, err = dbl, dblSrc, nil
 				}
 			}
@@ -174,9 +177,9 @@ func NewEnv(t *schema.Table) (*Env, error) {
 			errs = append(errs, fmt.Errorf("table %s: column %s AS %s (CEL: %s): %w", t.Name, c.Name, c.Expr, celSrc, err))
 			continue
 		}
-		e.computed = append(e.computed, Computed{Name: c.Name, SQL: c.Expr, CEL: celSrc, prg: prg, refs: refs})
+		e.computed = append(e.computed, computedColumn{name: c.Name, sql: c.Expr, prg: prg, refs: refs})
 		if schema.CELIdent(c.Name) {
-			e.columns = append(e.columns, column{name: c.Name})
+			e.columns = append(e.columns, c.Name)
 			opts = append(opts, cel.Variable(c.Name, prg.ast.OutputType()))
 		}
 	}
@@ -230,17 +233,10 @@ type Program struct {
 	prg    cel.Program
 }
 
-// OutputType is the CEL type of the expression's result.
-func (p *Program) OutputType() *cel.Type { return p.ast.OutputType() }
-
 // Compile parses and type-checks src. want, when not nil, is the type the
 // result must have (dyn results are accepted and checked at evaluation).
 // The error carries CEL's line:column and a caret under the problem.
 func (e *Env) Compile(src string, want *cel.Type) (*Program, error) {
-	return e.compile(src, want)
-}
-
-func (e *Env) compile(src string, want *cel.Type) (*Program, error) {
 	ast, iss := e.env.Compile(src)
 	if iss.Err() != nil {
 		return nil, errors.New(strings.ReplaceAll(iss.Err().Error(), "<input>:", ""))
@@ -268,23 +264,23 @@ func (e *Env) Activation(row map[string]any, in Input) (map[string]any, error) {
 	for k, v := range row {
 		converted[k] = v
 	}
-	for k, t := range e.types {
-		v, err := schema.Coerce(t, row[k], "column "+k)
+	for _, c := range e.typed {
+		v, err := schema.Coerce(c.typ, row[c.name], c.what)
 		if err != nil {
 			return nil, err
 		}
-		converted[k] = v
+		converted[c.name] = v
 	}
 	for k, v := range converted {
 		converted[k] = toCEL(e.types[k], v)
 	}
 	act := make(map[string]any, len(e.columns)+3)
-	for _, c := range e.columns {
-		v, ok := converted[c.name]
+	for _, name := range e.columns {
+		v, ok := converted[name]
 		if !ok || v == nil {
 			v = types.NullValue
 		}
-		act[c.name] = v
+		act[name] = v
 	}
 	meta := make(map[string]any, len(in.Meta))
 	for k, v := range in.Meta {
@@ -312,9 +308,6 @@ func (p *Program) Eval(act map[string]any) (any, error) {
 	return FromCEL(v)
 }
 
-// Computed returns the computed columns in table order.
-func (e *Env) Computed() []Computed { return e.computed }
-
 // EvalComputed sets the computed columns of row. As in Flink SQL, where a
 // function of NULL is NULL, a computed column whose evaluation fails while
 // a column it reads is NULL is NULL; other failures are errors naming the
@@ -331,11 +324,11 @@ func (e *Env) EvalComputed(row map[string]any, in Input) error {
 		v, err := c.prg.Eval(act)
 		if err != nil {
 			if !readsNull(row, c.refs) {
-				return fmt.Errorf("computed column %s AS %s: %w", c.Name, c.SQL, err)
+				return fmt.Errorf("computed column %s AS %s: %w", c.name, c.sql, err)
 			}
 			v = nil
 		}
-		row[c.Name] = v
+		row[c.name] = v
 	}
 	return nil
 }
@@ -461,10 +454,10 @@ func FromCEL(v ref.Val) (any, error) {
 }
 
 // CompileFilter compiles a boolean expression (a WHERE clause).
-func (e *Env) CompileFilter(src string) (*Program, error) { return e.compile(src, cel.BoolType) }
+func (e *Env) CompileFilter(src string) (*Program, error) { return e.Compile(src, cel.BoolType) }
 
 // CompileMap compiles an expression that produces a row: a map with string
 // keys (a SELECT list).
 func (e *Env) CompileMap(src string) (*Program, error) {
-	return e.compile(src, cel.MapType(cel.StringType, cel.DynType))
+	return e.Compile(src, cel.MapType(cel.StringType, cel.DynType))
 }

@@ -57,46 +57,31 @@ func (c confluentCodec) EncodeRecord(ctx context.Context, row map[string]any, re
 
 type factory func(row *schema.Type, opts map[string]string) (Codec, error)
 
+// codec makes the factory of a format from its option parser and
+// constructor.
+func codec[O any, C Codec](parse func(map[string]string) (O, error), build func(*schema.Type, O) (C, error)) factory {
+	return func(row *schema.Type, opts map[string]string) (Codec, error) {
+		o, err := parse(opts)
+		if err != nil {
+			return nil, err
+		}
+		c, err := build(row, o)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
 var factories = map[string]factory{
-	schema.FormatAvro: func(row *schema.Type, opts map[string]string) (Codec, error) {
-		o, err := avro.ParseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
-		return avro.New(row, o)
-	},
-	schema.FormatAvroConfluent: func(row *schema.Type, opts map[string]string) (Codec, error) {
-		o, err := avroconfluent.ParseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
+	schema.FormatAvro: codec(avro.ParseOptions, avro.New),
+	schema.FormatAvroConfluent: codec(avroconfluent.ParseOptions, func(row *schema.Type, o avroconfluent.Options) (confluentCodec, error) {
 		f, err := avroconfluent.New(row, o)
-		if err != nil {
-			return nil, err
-		}
-		return confluentCodec{f}, nil
-	},
-	schema.FormatJSON: func(row *schema.Type, opts map[string]string) (Codec, error) {
-		o, err := json.ParseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
-		return json.New(row, o)
-	},
-	schema.FormatCSV: func(row *schema.Type, opts map[string]string) (Codec, error) {
-		o, err := csv.ParseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
-		return csv.New(row, o)
-	},
-	schema.FormatRaw: func(row *schema.Type, opts map[string]string) (Codec, error) {
-		o, err := raw.ParseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
-		return raw.New(row, o)
-	},
+		return confluentCodec{f}, err
+	}),
+	schema.FormatJSON: codec(json.ParseOptions, json.New),
+	schema.FormatCSV:  codec(csv.ParseOptions, csv.New),
+	schema.FormatRaw:  codec(raw.ParseOptions, raw.New),
 }
 
 // Names returns the formats that New builds.

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/expr"
 )
 
@@ -34,29 +33,28 @@ func configFromParsed(conf *service.ParsedConfig) (*config, error) {
 	ddl, _ := conf.FieldString(tablespec.FieldDDL)
 	filter, _ := conf.FieldString(FieldFilter)
 	mapping, _ := conf.FieldString(FieldMap)
-	return newConfig(table, catalog, ddl, filter, mapping, true)
+	return newConfig(table, catalog, ddl, filter, mapping)
 }
 
 // newConfig resolves the table (none when table, catalog and ddl are all
 // unset) and compiles the expressions, collecting every problem. Errors
 // name the field; CEL errors carry line:column and a caret.
-func newConfig(table any, catalog, ddl, filter, mapping string, readCatalog bool) (*config, error) {
+func newConfig(table any, catalog, ddl, filter, mapping string) (*config, error) {
 	if strings.TrimSpace(filter) == "" && strings.TrimSpace(mapping) == "" {
 		return nil, fmt.Errorf("field %s: set %s, %s or both", FieldFilter, FieldFilter, FieldMap)
 	}
-	c := &config{}
-	var err error
+	var t *schema.Table // nil: no table
 	if table != nil || catalog != "" || ddl != "" {
-		t, err := tablespec.ResolveTable(table, catalog, ddl, readCatalog)
-		if err != nil {
+		var err error
+		if t, err = tablespec.ResolveTable(table, catalog, ddl); err != nil {
 			return nil, err
 		}
-		if c.env, err = expr.NewEnv(t); err != nil {
-			return nil, fmt.Errorf("field %s: %w", tablespec.FieldTable, err)
-		}
-	} else if c.env, err = expr.NewEnv(nil); err != nil {
-		return nil, err
 	}
+	env, err := expr.NewEnv(t)
+	if err != nil {
+		return nil, fmt.Errorf("field %s: %w", tablespec.FieldTable, err)
+	}
+	c := &config{env: env}
 	var errs []error
 	if strings.TrimSpace(filter) != "" {
 		if c.filter, err = c.env.CompileFilter(filter); err != nil {
@@ -135,9 +133,6 @@ func rowOf(msg *service.Message) map[string]any {
 	return row
 }
 
-// MetaKafkaTimestamp is the metadata that kafka_timestamp reads.
-const MetaKafkaTimestamp = "kafka_timestamp_ms"
-
 // inputOf returns the metadata and Kafka timestamp of msg as CEL sees them.
 func inputOf(msg *service.Message) expr.Input {
 	var in expr.Input
@@ -146,9 +141,9 @@ func inputOf(msg *service.Message) expr.Input {
 		in.Meta[k] = v
 		return nil
 	})
-	if v, ok := in.Meta[MetaKafkaTimestamp]; ok {
-		if ms, err := strconv.ParseInt(strings.TrimSpace(fmt.Sprint(v)), 10, 64); err == nil {
-			ts := time.UnixMilli(ms).UTC()
+	if v, ok := in.Meta[tablespec.MetaTimestamp]; ok {
+		if ts, err := tablespec.ParseTimestamp(v); err == nil {
+			ts = ts.UTC()
 			in.KafkaTimestamp = &ts
 		}
 	}

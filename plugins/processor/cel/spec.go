@@ -144,7 +144,7 @@ func init() {
 				if catalog != "" {
 					return []any{}, nil // the table is known only when the catalog is read
 				}
-				if _, err := newConfig(m[tablespec.FieldTable], "", ddl, filter, mapping, false); err != nil {
+				if _, err := newConfig(m[tablespec.FieldTable], "", ddl, filter, mapping); err != nil {
 					return []any{err.Error()}, nil
 				}
 				return []any{}, nil

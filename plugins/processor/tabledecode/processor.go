@@ -3,9 +3,7 @@ package tabledecode
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
@@ -20,6 +18,7 @@ type metaColumn struct {
 	name string
 	key  string // Flink metadata key
 	typ  *schema.Type
+	what string // "metadata column <name>", for errors
 }
 
 type processor struct {
@@ -37,7 +36,7 @@ func newProcessor(c *tablespec.Config, mgr *service.Resources) *processor {
 	p.record, _ = c.Codec.(format.RecordCodec)
 	for _, col := range c.Table.Columns {
 		if col.Kind == schema.Metadata {
-			p.meta = append(p.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type})
+			p.meta = append(p.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, what: "metadata column " + col.Name})
 		}
 	}
 	return p
@@ -79,10 +78,10 @@ func (p *processor) Process(ctx context.Context, msg *service.Message) (service.
 
 // kafkaMeta maps Flink's Kafka metadata keys to kafka_source metadata.
 var kafkaMeta = map[string]string{
-	"topic":          "kafka_topic",
-	"partition":      "kafka_partition",
-	"offset":         "kafka_offset",
-	"timestamp":      "kafka_timestamp_ms",
+	"topic":          tablespec.MetaTopic,
+	"partition":      tablespec.MetaPartition,
+	"offset":         tablespec.MetaOffset,
+	"timestamp":      tablespec.MetaTimestamp,
 	"timestamp-type": "kafka_timestamp_type",
 	"leader-epoch":   "kafka_leader_epoch",
 }
@@ -96,22 +95,22 @@ func metadataValue(msg *service.Message, mc metaColumn) (any, error) {
 			}
 			return nil
 		})
-		return schema.Coerce(mc.typ, headers, "metadata column "+mc.name)
+		return schema.Coerce(mc.typ, headers, mc.what)
 	}
 	v, ok := msg.MetaGetMut(kafkaMeta[mc.key])
 	if !ok {
-		return schema.Coerce(mc.typ, nil, "metadata column "+mc.name)
+		return schema.Coerce(mc.typ, nil, mc.what)
 	}
 	if mc.key == "timestamp" {
-		ms, err := strconv.ParseInt(strings.TrimSpace(fmt.Sprint(v)), 10, 64)
+		ts, err := tablespec.ParseTimestamp(v)
 		if err != nil {
-			return nil, fmt.Errorf("metadata column %s: kafka_timestamp_ms %q is not milliseconds", mc.name, fmt.Sprint(v))
+			return nil, fmt.Errorf("%s: %s %q is not milliseconds", mc.what, tablespec.MetaTimestamp, fmt.Sprint(v))
 		}
-		v = time.UnixMilli(ms)
+		v = ts
 	} else if s, isString := v.(string); isString && !mc.typ.IsString() {
 		v = strings.TrimSpace(s) // metadata set from YAML or headers is text
 	}
-	return schema.Coerce(mc.typ, v, "metadata column "+mc.name)
+	return schema.Coerce(mc.typ, v, mc.what)
 }
 
 func (p *processor) Close(context.Context) error { return nil }

@@ -3,6 +3,7 @@ package tablespec
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -133,12 +134,10 @@ func build(r raw, readCatalog bool) (*Config, error) {
 		return nil, err
 	}
 	c := &Config{Table: t}
-	for _, col := range t.Columns {
-		if col.Kind == schema.Computed { // type-check computed columns, also at lint time
-			if c.Computed, err = expr.NewEnv(t); err != nil {
-				return nil, fmt.Errorf("field %s: %w", FieldTable, err)
-			}
-			break
+	if slices.ContainsFunc(t.Columns, func(col schema.Column) bool { return col.Kind == schema.Computed }) {
+		// type-check computed columns, also at lint time
+		if c.Computed, err = expr.NewEnv(t); err != nil {
+			return nil, fmt.Errorf("field %s: %w", FieldTable, err)
 		}
 	}
 	name, opts, ok := t.FormatOf()
@@ -180,12 +179,8 @@ func build(r raw, readCatalog bool) (*Config, error) {
 }
 
 // ResolveTable returns the table of a config's table, catalog and ddl
-// fields, validated, without any format. With readCatalog false a config
-// naming a catalog file returns nil, nil (lint time). Errors name the field.
-func ResolveTable(table any, catalog, ddl string, readCatalog bool) (*schema.Table, error) {
-	if catalog != "" && !readCatalog {
-		return nil, nil
-	}
+// fields, validated, without any format. Errors name the field.
+func ResolveTable(table any, catalog, ddl string) (*schema.Table, error) {
 	return raw{table: table, catalog: catalog, ddl: ddl}.resolveTable()
 }
 

@@ -6,6 +6,7 @@ package tablespec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +128,18 @@ const (
 	MetaTopic     = "kafka_topic"
 	MetaPartition = "kafka_partition"
 	MetaOffset    = "kafka_offset"
+	MetaTimestamp = "kafka_timestamp_ms"
 )
+
+// ParseTimestamp reads a kafka_timestamp_ms metadata value: milliseconds
+// since the epoch, as a number or text.
+func ParseTimestamp(v any) (time.Time, error) {
+	ms, err := strconv.ParseInt(strings.TrimSpace(fmt.Sprint(v)), 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(ms), nil
+}
 
 // Locate returns " (topic t, partition p, offset o)" for a message carrying
 // kafka_* metadata, else "".
