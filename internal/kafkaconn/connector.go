@@ -3,7 +3,6 @@ package kafkaconn
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -22,19 +21,13 @@ const (
 // about once a second, and each call after a rejected login first waits out a
 // back-off that doubles up to a minute.
 type Connector struct {
-	cfg Config
-
-	mu struct {
-		sync.Mutex
-		authFailures int
-		retryAt      time.Time
-	}
-	now func() time.Time // for tests
+	cfg  Config
+	auth *Backoff
 }
 
 // NewConnector returns a Connector for cfg.
 func NewConnector(cfg Config) *Connector {
-	return &Connector{cfg: cfg, now: time.Now}
+	return &Connector{cfg: cfg, auth: NewBackoff(authBackoffMin, authBackoffMax)}
 }
 
 // Config returns the connection settings.
@@ -43,32 +36,17 @@ func (c *Connector) Config() Config { return c.cfg }
 // Connect waits out any authentication back-off, then connects as
 // Config.Connect does.
 func (c *Connector) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, error) {
-	c.mu.Lock()
-	wait := c.mu.retryAt.Sub(c.now())
-	c.mu.Unlock()
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("waiting %v to retry after a rejected SASL login: %w", wait.Round(time.Millisecond), ctx.Err())
-		}
+	if err := c.auth.Wait(ctx, "retry after a rejected SASL login"); err != nil {
+		return nil, err
 	}
 	cl, err := c.cfg.Connect(ctx, extra...)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err != nil {
 		if IsAuthError(err) {
-			c.mu.authFailures++
-			backoff := authBackoffMin << min(c.mu.authFailures-1, 6)
-			backoff = min(backoff, authBackoffMax)
-			c.mu.retryAt = c.now().Add(backoff)
-			return nil, fmt.Errorf("%w (attempt %d; next attempt in %v)", err, c.mu.authFailures, backoff)
+			n, delay := c.auth.Fail()
+			return nil, fmt.Errorf("%w (attempt %d; next attempt in %v)", err, n, delay)
 		}
 		return nil, err
 	}
-	c.mu.authFailures = 0
-	c.mu.retryAt = time.Time{}
+	c.auth.Reset()
 	return cl, nil
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/kafkaconn"
+
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -96,7 +98,7 @@ delivery_guarantee: exactly_once
 transactional_id_prefix: %s
 allow_auto_topic_creation: false
 `, broker, topic, topic))
-	s.recreateBackoffMin = time.Millisecond
+	s.recreate = kafkaconn.NewBackoff(time.Millisecond, recreateBackoffMax)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 

@@ -78,7 +78,9 @@ type Sink struct {
 	// most one open transaction.
 	txnMu sync.Mutex
 
-	recreateBackoffMin, recreateBackoffMax time.Duration // fields for tests
+	// recreate spaces out new transactional producers after lost ones;
+	// a commit resets it.
+	recreate *kafkaconn.Backoff
 	// clientOpts are extra client options, for tests (for example a
 	// shorter kgo.MetadataMinAge, which the config does not expose).
 	clientOpts []kgo.Opt
@@ -87,10 +89,6 @@ type Sink struct {
 		sync.Mutex
 		client *kgo.Client // nil before Connect, after Close, and after the producer died
 		closed bool
-		// losses counts transactional producers lost since the last
-		// commit; Connect waits until retryAt before creating a new one.
-		losses  int
-		retryAt time.Time
 	}
 }
 
@@ -107,15 +105,14 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{
-		cfg:                cfg,
-		records:            newRecordBuilder(cfg),
-		conn:               kafkaconn.NewConnector(cfg.Conn),
-		log:                mgr.Logger(),
-		m:                  newMetrics(mgr.Metrics()),
-		checkPartitions:    cfg.Partitioner == PartitionerManual || cfg.Partitioner == PartitionerExpression,
-		recreateBackoffMin: recreateBackoffMin,
-		recreateBackoffMax: recreateBackoffMax,
-		producerOpts:       cfg.producerOpts(part),
+		cfg:             cfg,
+		records:         newRecordBuilder(cfg),
+		conn:            kafkaconn.NewConnector(cfg.Conn),
+		log:             mgr.Logger(),
+		m:               newMetrics(mgr.Metrics()),
+		checkPartitions: cfg.Partitioner == PartitionerManual || cfg.Partitioner == PartitionerExpression,
+		recreate:        kafkaconn.NewBackoff(recreateBackoffMin, recreateBackoffMax),
+		producerOpts:    cfg.producerOpts(part),
 	}
 	s.write = s.writeIndependent
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
@@ -133,7 +130,7 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 // grows with each loss until a commit succeeds). Benthos backs off between failed attempts.
 func (s *Sink) Connect(ctx context.Context) error {
 	s.mu.Lock()
-	cl, closed, retryAt := s.mu.client, s.mu.closed, s.mu.retryAt
+	cl, closed := s.mu.client, s.mu.closed
 	s.mu.Unlock()
 	if closed {
 		return ErrSinkClosed
@@ -144,15 +141,8 @@ func (s *Sink) Connect(ctx context.Context) error {
 		}
 		return nil
 	}
-	if wait := time.Until(retryAt); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("waiting %v to recreate transactional producer %q after losing it: %w",
-				wait.Round(time.Millisecond), s.cfg.TransactionalID(), ctx.Err())
-		}
+	if err := s.recreate.Wait(ctx, fmt.Sprintf("recreate transactional producer %q after losing it", s.cfg.TransactionalID())); err != nil {
+		return err
 	}
 
 	cl, err := s.conn.Connect(ctx, slices.Concat(s.producerOpts, s.clientOpts)...)

@@ -140,9 +140,7 @@ func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch servi
 	s.m.txnCommitted.Incr(1)
 	s.m.txnCommitLatency.Timing(time.Since(start).Nanoseconds())
 	s.m.txnRecords.Set(s.countSent(recs, errs))
-	s.mu.Lock()
-	s.mu.losses = 0
-	s.mu.Unlock()
+	s.recreate.Reset()
 	return s.batchResult(batch, errs) // only messages that never joined the transaction can have failed
 }
 
@@ -210,11 +208,8 @@ func (s *Sink) producerLost(cl *kgo.Client, during string, cause error) error {
 	if s.mu.client == cl {
 		s.mu.client = nil
 	}
-	s.mu.losses++
-	losses := s.mu.losses
-	wait := min(s.recreateBackoffMin<<min(losses-1, 10), s.recreateBackoffMax)
-	s.mu.retryAt = time.Now().Add(wait)
 	s.mu.Unlock()
+	losses, wait := s.recreate.Fail()
 	cl.Close()
 
 	if isFenced(cause) {

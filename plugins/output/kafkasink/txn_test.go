@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/kafkaconn"
+
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -190,7 +192,7 @@ func TestExactlyOnceAbortsOnProduceError(t *testing.T) {
 		return resp, nil, true
 	})
 	s := newConnectedSink(t, eosYAML(addr, ""))
-	s.recreateBackoffMin = time.Millisecond
+	s.recreate = kafkaconn.NewBackoff(time.Millisecond, recreateBackoffMax)
 	ctx := context.Background()
 
 	err := s.WriteBatch(ctx, values("", "x1", "x2", "x3"))
@@ -260,7 +262,7 @@ func TestExactlyOnceAbortsOnEndTxnError(t *testing.T) {
 				return resp, err, true
 			})
 			s := newConnectedSink(t, eosYAML(addr, ""))
-			s.recreateBackoffMin = time.Millisecond
+			s.recreate = kafkaconn.NewBackoff(time.Millisecond, recreateBackoffMax)
 			ctx := context.Background()
 			err := s.WriteBatch(ctx, values("", "lost1", "lost2"))
 			if err == nil {
@@ -295,7 +297,7 @@ func TestExactlyOnceFencing(t *testing.T) {
 	_, addr := newCluster(t, kfake.SeedTopics(1, "events"))
 	ctx := context.Background()
 	first, logs := newLoggedSink(t, eosYAML(addr, "transactional_id_suffix: pod-1"))
-	first.recreateBackoffMin = 10 * time.Millisecond
+	first.recreate = kafkaconn.NewBackoff(10*time.Millisecond, recreateBackoffMax)
 	connect(t, first)
 	if err := first.WriteBatch(ctx, values("", "first-1")); err != nil {
 		t.Fatal(err)
@@ -316,8 +318,9 @@ func TestExactlyOnceFencing(t *testing.T) {
 		t.Errorf("no error-level log naming the transactional id; log:\n%s", log)
 	}
 	first.mu.Lock()
-	losses, cl := first.mu.losses, first.mu.client
+	cl := first.mu.client
 	first.mu.Unlock()
+	losses := first.recreate.Failures()
 	if losses != 1 || cl != nil {
 		t.Errorf("producers lost %d (want 1), client kept %v (want closed)", losses, cl != nil)
 	}
