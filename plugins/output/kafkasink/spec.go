@@ -284,7 +284,11 @@ With exactly_once:
 					"Flink has no direct equivalent: its parallelism is the number of sink subtasks.").
 				Examples(1, 64).
 				Optional(),
-			service.NewBatchPolicyField(FieldBatching),
+			service.NewBatchPolicyField(FieldBatching).
+				Description("How messages are grouped into one write; with `exactly_once` a batch is one transaction. "+
+					"Default: no batching (each input batch is written as it comes). Units: `count` in messages, `byte_size` "+
+					"in bytes, `period` a Go duration. Flink option: with exactly-once, the checkpoint interval "+
+					"(`execution.checkpointing.interval`); otherwise `properties.linger.ms` / `properties.batch.size`."),
 			service.NewStringEnumField(FieldCompression,
 				string(CompressionNone), string(CompressionGzip), string(CompressionSnappy), string(CompressionLZ4), string(CompressionZstd)).
 				Description("Compression codec of record batches. Default `none`. Flink option: `properties.compression.type`.").
