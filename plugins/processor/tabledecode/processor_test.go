@@ -185,7 +185,7 @@ func TestLintRule(t *testing.T) {
 // NULL explains is a bad record.
 func TestComputedColumns(t *testing.T) {
 	t.Parallel()
-	p, err := build(t, `
+	_, err := build(t, `
 ddl: |
   CREATE TABLE orders (
     id BIGINT NOT NULL,
@@ -209,7 +209,7 @@ on_error: dead_letter
 	if err == nil || !strings.Contains(err.Error(), "column total AS price * qty (CEL: price * qty): ERROR: 1:7: found no matching overload for '_*_' applied to '(wrapper(double), wrapper(int))'") {
 		t.Fatalf("want the type error naming the column, got %v", err)
 	}
-	p, err = build(t, `
+	p, err := build(t, `
 ddl: |
   CREATE TABLE orders (
     id BIGINT NOT NULL,
