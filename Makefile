@@ -49,7 +49,8 @@ lint: build
 	$(BIN) test ./config/...
 
 ## bench: connectd vs the raw franz-go client on the real broker (a report, not a test).
-BENCH_FLAGS ?= -records 5000000 -size 200 -partitions 8 -rounds 3
+BENCH_SCENARIOS ?= source
+BENCH_FLAGS ?= -scenarios $(BENCH_SCENARIOS) -records 5000000 -size 200 -partitions 8 -rounds 3
 bench: build
 	scripts/kafka.sh up
 	eval "$$(scripts/kafka.sh env)"; go run ./bench -bin $(BIN) $(BENCH_FLAGS) | tee bench/last-report.md

@@ -4,6 +4,9 @@
 //
 //	go run ./bench -brokers 127.0.0.1:19092 -bin bin/connectd
 //
+// Each scenario registers itself in scenarios (see register) from its own
+// file; -scenarios picks which run, in the order given.
+//
 // Scenario "source": kafka_source -> drop against a raw kgo consumer reading
 // the same topic (read_committed, from the start), N records of S bytes over
 // P partitions. Each round runs both as separate processes; wall time runs
@@ -16,8 +19,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,9 +41,33 @@ func (r result) mbps() float64 {
 	return float64(r.Bytes) / r.Wall / (1 << 20)
 }
 
+// env is what every scenario gets: the flags of this run.
+type env struct {
+	self       string // this executable, to run helper modes as processes
+	brokers    string
+	bin        string
+	records    int64
+	size       int
+	partitions int
+	rounds     int
+}
+
+// scenario runs one comparison and prints its Markdown section to stdout.
+type scenario func(ctx context.Context, e env) error
+
+var scenarios = map[string]scenario{}
+
+// modes are internal helper modes (-mode NAME), run as separate processes so
+// that their CPU time and RSS are measured apart from the report's.
+var modes = map[string]func(ctx context.Context, args []string) error{}
+
+// register adds a scenario; each scenario's file calls it from init.
+func register(name string, s scenario) { scenarios[name] = s }
+
 func main() {
 	var (
-		mode       = flag.String("mode", "report", "report | raw-consume (internal)")
+		mode       = flag.String("mode", "report", "report, or an internal helper mode")
+		which      = flag.String("scenarios", "source", "comma-separated scenarios to run, in order")
 		brokers    = flag.String("brokers", envOr("CONNECTD_KAFKA_BROKERS", "127.0.0.1:19092"), "bootstrap address")
 		bin        = flag.String("bin", "bin/connectd", "connectd binary")
 		records    = flag.Int64("records", 5_000_000, "records in the topic")
@@ -57,16 +86,39 @@ func main() {
 		}
 		_ = json.NewEncoder(os.Stdout).Encode(r)
 	case "report":
-		t, err := ensureTopic(ctx, *brokers, *records, *size, *partitions)
+		self, err := os.Executable()
 		if err != nil {
 			fatal(err)
 		}
-		if err := report(ctx, *brokers, *bin, t, *records, *size, *partitions, *rounds); err != nil {
-			fatal(err)
+		e := env{self: self, brokers: *brokers, bin: *bin, records: *records, size: *size, partitions: *partitions, rounds: *rounds}
+		for _, name := range strings.Split(*which, ",") {
+			s, ok := scenarios[strings.TrimSpace(name)]
+			if !ok {
+				fatal(fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(slices.Sorted(maps.Keys(scenarios)), ", ")))
+			}
+			if err := s(ctx, e); err != nil {
+				fatal(fmt.Errorf("scenario %s: %w", name, err))
+			}
 		}
 	default:
-		fatal(fmt.Errorf("unknown -mode %q", *mode))
+		m, ok := modes[*mode]
+		if !ok {
+			fatal(fmt.Errorf("unknown -mode %q", *mode))
+		}
+		if err := m(ctx, flag.Args()); err != nil {
+			fatal(err)
+		}
 	}
+}
+
+func init() {
+	register("source", func(ctx context.Context, e env) error {
+		t, err := ensureTopic(ctx, e.brokers, e.records, e.size, e.partitions)
+		if err != nil {
+			return err
+		}
+		return report(ctx, e.brokers, e.bin, t, e.records, e.size, e.partitions, e.rounds)
+	})
 }
 
 func report(ctx context.Context, brokers, bin, topic string, records int64, size, partitions, rounds int) error {
