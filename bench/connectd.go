@@ -21,7 +21,7 @@ var receivedRe = regexp.MustCompile(`(?m)^input_received\{[^}]*\} ([0-9.e+]+)$`)
 // runConnectdSource runs kafka_source -> drop until the input has counted
 // records records, polling /metrics.
 // extra is YAML appended to the kafka_source block (four-space indent).
-func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64, extra string) (result, error) {
+func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64, extra string, env []string) (result, error) {
 	port, err := freePort()
 	if err != nil {
 		return result{}, err
@@ -53,6 +53,7 @@ output:
 	}
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, bin, "run", conf)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return result{}, err

@@ -155,7 +155,21 @@ type Config struct {
 	Assignment Assignment
 	// SessionTimeout of a group member (group mode). Default 45s.
 	SessionTimeout time.Duration
+	// GroupProtocol of group mode. Default GroupProtocolClassic.
+	GroupProtocol GroupProtocol
 }
+
+// GroupProtocol is the consumer group protocol of group mode (field
+// group_protocol).
+type GroupProtocol string
+
+const (
+	// GroupProtocolClassic is the client-side assignment protocol
+	// (JoinGroup/SyncGroup), cooperative-sticky.
+	GroupProtocolClassic GroupProtocol = "classic"
+	// GroupProtocolConsumer is KIP-848: the coordinator assigns.
+	GroupProtocolConsumer GroupProtocol = "consumer"
+)
 
 // Shard is a static share of the splits: the process with Index of Count
 // owns the splits whose owner slot, over Count x Readers slots, falls in
@@ -249,6 +263,10 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.SessionTimeout, err = conf.FieldDuration(fieldSessionTimeout); err != nil {
 		return c, err
 	}
+	if s, err = conf.FieldString(fieldGroupProtocol); err != nil {
+		return c, err
+	}
+	c.GroupProtocol = GroupProtocol(s)
 	if c.StartTimestamp, err = timestampFromParsed(conf, fieldStartTimestamp); err != nil {
 		errs = append(errs, err)
 	}
@@ -306,6 +324,15 @@ func (c Config) validate() error {
 	}
 	if c.SessionTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", fieldSessionTimeout, c.SessionTimeout))
+	}
+	switch c.GroupProtocol {
+	case GroupProtocolClassic:
+	case GroupProtocolConsumer:
+		if c.Assignment != AssignmentGroup {
+			errs = append(errs, fmt.Errorf("field %s: only used with %s: %s", fieldGroupProtocol, fieldAssignment, AssignmentGroup))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldGroupProtocol, c.GroupProtocol, GroupProtocolClassic, GroupProtocolConsumer))
 	}
 	if c.DiscoveryInterval < 0 {
 		errs = append(errs, fmt.Errorf("field %s: must not be negative (0 turns discovery off), got %v", fieldDiscoveryInterval, c.DiscoveryInterval))

@@ -27,13 +27,19 @@ func (sess *session) groupOpts(i int) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(c.ConsumerGroup),
 		kgo.DisableAutoCommit(),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.SessionTimeout(c.SessionTimeout),
 		// Three heartbeats per session timeout, as the Java client.
 		kgo.HeartbeatInterval(min(3*time.Second, c.SessionTimeout/3)),
 		kgo.OnPartitionsAssigned(sess.onAssigned(i)),
 		kgo.OnPartitionsRevoked(sess.onRevoked(i, true)),
 		kgo.OnPartitionsLost(sess.onRevoked(i, false)),
+	}
+	if c.GroupProtocol == GroupProtocolConsumer {
+		// KIP-848: the coordinator assigns; franz-go takes the sticky
+		// balancer as the server-side "uniform" assignor.
+		opts = append(opts, kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
+	} else {
+		opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
 	}
 	if c.TopicPattern != nil {
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(c.TopicPattern.String()))

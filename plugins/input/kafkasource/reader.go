@@ -50,8 +50,9 @@ func (b *fetchedBatch) prepare() {
 
 func (b *fetchedBatch) buildMessages() service.MessageBatch {
 	batch := make(service.MessageBatch, len(b.records))
+	var boxes partitionBoxes
 	for i, r := range b.records {
-		batch[i] = recordMessage(r, b.lags[i], b.meta)
+		batch[i] = recordMessage(r, b.lags[i], b.meta, &boxes)
 	}
 	return batch
 }

@@ -48,6 +48,7 @@ const (
 	fieldShardCount        = "count"
 	fieldAssignment        = "assignment"
 	fieldSessionTimeout    = "group_session_timeout"
+	fieldGroupProtocol     = "group_protocol"
 )
 
 // Defaults, shared by the spec, the lint rule and the tests.
@@ -106,6 +107,7 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldReaders, Kind: speclint.Int},
 	speclint.Field{Path: fieldAssignment, Kind: speclint.String},
 	speclint.Field{Path: fieldSessionTimeout, Kind: speclint.Duration},
+	speclint.Field{Path: fieldGroupProtocol, Kind: speclint.String},
 	speclint.Field{Path: fieldShard, Kind: speclint.Object},
 	speclint.Field{Path: fieldShard + "." + fieldShardIndex, Kind: speclint.Int},
 	speclint.Field{Path: fieldShard + "." + fieldShardCount, Kind: speclint.Int},
@@ -191,10 +193,12 @@ root = [%[7]s%[8]s
   if $limit < 1 { "field checkpoint_limit: must be at least 1, got %%v".format($limit) } else if $batch_size > $limit {
     "field checkpoint_limit: %%v is below batch_size %%v; one batch could exceed the limit, raise checkpoint_limit to at least %%v".format($limit, $batch_size, $batch_size)
   } else { null },
+  if this.group_protocol.or(%[13]q) != %[13]q && this.assignment.or(%[14]q) != %[15]q { "field group_protocol: only used with assignment: %[15]s" } else { null },
   this.metadata_keys.or([]).filter(k -> !%[12]s.contains(k)).map_each(k -> "field metadata_keys: unknown key %%q (want any of %%s)".format(k, %[12]s.join(", "))),
 ].flatten().filter(e -> e != null)
 `, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
-	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang()))
+	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang(),
+	GroupProtocolClassic, AssignmentEnumerator, AssignmentGroup))
 
 // anySlice converts a default list to []any, the form Benthos hands to lint
 // rules (a []string reaches Bloblang as an unknown type).
@@ -265,7 +269,8 @@ range is logged as an error and counted in `+"`kafka_source_offset_resets`"+`.
 
 ### Metadata
 
-This input adds the following metadata fields to each message:
+This input adds the following metadata fields to each message (`+"`metadata_keys`"+` selects them; the two
+marked opt-in are set only when listed there):
 
 `+"```text"+`
 - kafka_key                (string)
@@ -274,9 +279,9 @@ This input adds the following metadata fields to each message:
 - kafka_offset             (int64)
 - kafka_timestamp_ms       (int64, milliseconds since the Unix epoch)
 - kafka_timestamp_unix     (int64, seconds since the Unix epoch)
-- kafka_timestamp_type     (string: CreateTime or LogAppendTime)
+- kafka_timestamp_type     (string: CreateTime or LogAppendTime; opt-in)
 - kafka_tombstone_message  (bool, true when the record value is null)
-- kafka_leader_epoch       (int, -1 if unknown)
+- kafka_leader_epoch       (int, -1 if unknown; opt-in)
 - kafka_lag                (int64, records after this one in its partition when it was fetched: high watermark minus next offset)
 - every record header      (string)
 `+"```"+`
@@ -402,8 +407,19 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Description("With `assignment: group`: how long the coordinator waits for a silent member (a crashed process) "+
 					"before giving its partitions to the others (Go duration). The broker bounds it with "+
 					"`group.min.session.timeout.ms` and `group.max.session.timeout.ms` (6s to 30m by default). "+
-					"Default `45s`. Flink option: `properties.session.timeout.ms`.").
+					"With `group_protocol: consumer` the broker decides instead (`group.consumer.session.timeout.ms`, 45s by "+
+					"default) and this field is not used. Default `45s`. Flink option: `properties.session.timeout.ms`.").
 				Default(defaultSessionTimeout).
+				Advanced(),
+			service.NewStringEnumField(fieldGroupProtocol, string(GroupProtocolClassic), string(GroupProtocolConsumer)).
+				Description("With `assignment: group`: the group protocol. `classic`: the members assign partitions among "+
+					"themselves (cooperative-sticky, incremental rebalances). `consumer`: KIP-848, the broker's coordinator "+
+					"assigns partitions itself and rebalances without a group-wide barrier; needs Kafka 4.0 or later "+
+					"(`group.coordinator.rebalance.protocols` including `consumer`, the default from 4.0), and franz-go advises "+
+					"Kafka 4.3 or later, before which an offset commit can meet a STALE_MEMBER_EPOCH the client cannot "+
+					"handle (the commit is retried at the next `commit_period`; no record is lost). Default `classic`. "+
+					"Flink option: `properties.group.protocol`.").
+				Default(string(GroupProtocolClassic)).
 				Advanced(),
 			service.NewIntField(fieldReaders).
 				Description("Number of readers in this process, each with its own Kafka client and fetch loop, fetching in parallel. "+
@@ -466,10 +482,13 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Advanced(),
 			service.NewStringListField(fieldMetadataKeys).
 				Description("Metadata set on each message: any of the names in the Metadata section, and `headers` for the record "+
-					"headers. Default: all of them. Each value costs CPU (about 0.2 us per key, and past eight keys Benthos's metadata "+
-					"map grows, doubling the cost per message), so a pipeline that reads few keys can list just those, as a Flink "+
-					"table reads only the metadata columns it declares. Flink option: the `METADATA FROM` columns of the table.").
-				Default(anySlice(allMetaKeyNames())).
+					"headers. Default: the keys Benthos's own Kafka input sets (`kafka_key`, `kafka_topic`, `kafka_partition`, "+
+					"`kafka_offset`, `kafka_timestamp_ms`, `kafka_timestamp_unix`, `kafka_tombstone_message`, `kafka_lag`) and the "+
+					"headers; `kafka_timestamp_type` and `kafka_leader_epoch` are set only when listed. Each value costs CPU (about "+
+					"0.1 us per key, and past eight keys Benthos's metadata map grows, doubling the cost per message), so a pipeline "+
+					"that reads few keys can list just those, as a Flink table reads only the metadata columns it declares. "+
+					"Flink option: the `METADATA FROM` columns of the table.").
+				Default(anySlice(metaKeyNames(metaDefault))).
 				Example([]string{"kafka_key", "kafka_topic", "kafka_partition", "kafka_offset"}).
 				Advanced(),
 		).
