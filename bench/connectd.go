@@ -76,15 +76,23 @@ output:
 	return result{}, fmt.Errorf("connectd did not read %d records in 10m", records)
 }
 
-func scrapeReceived(url string) int64 {
+func scrapeReceived(url string) int64 { return sumMetric(receivedRe, scrape(url)) }
+
+// scrape returns the body of a /metrics page, or "" if it is not up yet.
+func scrape(url string) string {
 	resp, err := http.Get(url)
 	if err != nil {
-		return 0
+		return ""
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// sumMetric adds the values of every series re matches (its first group).
+func sumMetric(re *regexp.Regexp, body string) int64 {
 	var total int64
-	for _, m := range receivedRe.FindAllStringSubmatch(string(b), -1) {
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
 		f, _ := strconv.ParseFloat(m[1], 64)
 		total += int64(f)
 	}
