@@ -43,7 +43,7 @@ type txnShape struct {
 }
 
 var txnShapes = []txnShape{
-	{name: "10k-record transactions", records: 10_000, period: 10 * time.Second},
+	{name: "10k-record transactions", records: 10_000, period: time.Second},
 	{name: "100 ms transactions", records: 1_000_000, period: 100 * time.Millisecond},
 }
 
