@@ -305,10 +305,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// insertOnlyFormats are the formats whose records carry inserts only; all
-// formats connectd knows are.
-var insertOnlyFormats = map[string]bool{FormatJSON: true, FormatCSV: true, FormatRaw: true, FormatAvro: true, FormatAvroConfluent: true}
-
 // validateOptions checks every WITH option: known for the connector and
 // well-formed, format options belonging to a chosen format, and the
 // cross-option rules of Flink's Kafka table factories.
@@ -402,7 +398,7 @@ func (t *Table) validateConnector(connector string) []error {
 			add("option 'format' (or 'value.format') is required")
 		}
 		if _, ok := o[OptKeyFields]; ok {
-			if _, ok := o[OptKeyFormat]; !ok {
+			if _, ok := o[OptKeyFormat]; !ok && t.PrimaryKey == nil {
 				add("option 'key.fields' needs 'key.format'")
 			}
 			for _, name := range strings.Split(o[OptKeyFields], ";") {
@@ -410,18 +406,13 @@ func (t *Table) validateConnector(connector string) []error {
 					add("option 'key.fields': %q is not a physical column", strings.TrimSpace(name))
 				}
 			}
-		} else if _, ok := o[OptKeyFormat]; ok {
+		} else if _, ok := o[OptKeyFormat]; ok && t.PrimaryKey == nil {
 			add("option 'key.format' needs 'key.fields' (the columns that form the Kafka key)")
 		}
 		if t.PrimaryKey != nil {
-			f := o[OptFormat]
-			if f == "" {
-				f = o[OptValueFormat]
-			}
-			if insertOnlyFormats[f] {
-				add("the 'kafka' connector with the insert-only format '%s' does not support a PRIMARY KEY, because it cannot guarantee its semantics; "+
-					"use 'connector' = 'upsert-kafka' (upsert mode: the key columns form the Kafka key, a delete is a tombstone), or drop the PRIMARY KEY", f)
-			}
+			// connectd's extension (kafkakey.go): the PRIMARY KEY
+			// columns form the Kafka key.
+			errs = append(errs, t.validatePrimaryKeyAsKey()...)
 		}
 		mode := o[OptStartupMode]
 		if _, ok := o[OptStartupSpecificOffsets]; ok != (mode == "specific-offsets") {
@@ -450,6 +441,9 @@ func (t *Table) validateConnector(connector string) []error {
 		if t.PrimaryKey == nil {
 			add("upsert-kafka needs a PRIMARY KEY (...) NOT ENFORCED: its columns form the Kafka key")
 		}
+	}
+	if _, ok := o[OptKeyFieldsPrefix]; ok && !t.ValueFieldsExceptKey() {
+		add("option 'key.fields-prefix' needs 'value.fields-include' = 'EXCEPT_KEY'")
 	}
 	if o[OptDeliveryGuarantee] == "exactly-once" {
 		if _, ok := o[OptTransactionalIDPrefix]; !ok {
