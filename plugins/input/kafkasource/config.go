@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/plugins/processor/tablespec"
 )
 
 // StartFrom says where reading begins for a partition the first time a
@@ -155,6 +157,12 @@ type Config struct {
 	Assignment Assignment
 	// SessionTimeout of a group member (group mode). Default 45s.
 	SessionTimeout time.Duration
+	// Table, when set, decodes each record into a row of a Flink table,
+	// whose WITH options also set the subscription, brokers, group, start
+	// and stop offsets and discovery interval (table.go). nil: no table.
+	Table *kafkatable.Codec
+	// OnError is the bad-record policy with a Table. Default fail.
+	OnError tablespec.Policy
 }
 
 // Shard is a static share of the splits: the process with Index of Count
@@ -171,8 +179,9 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		c   Config
 		err error
 	)
-	if c.Conn, err = kafkaconn.FromParsed(conf); err != nil {
-		return c, err
+	table, tset, tableErr := tableFromParsed(conf)
+	if c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers); err != nil {
+		return c, errors.Join(tableErr, err)
 	}
 	if conf.Contains(fieldTopics) {
 		topics, err := conf.FieldStringList(fieldTopics)
@@ -194,8 +203,10 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.DiscoveryInterval, err = conf.FieldDuration(fieldDiscoveryInterval); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
-		return c, err
+	if conf.Contains(fieldConsumerGroup) {
+		if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
+			return c, err
+		}
 	}
 	s, err := conf.FieldString(fieldStartFrom)
 	if err != nil {
@@ -260,6 +271,18 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	if c.StopOffsets, err = offsetsFromParsed(conf, fieldStopOffsets); err != nil {
 		errs = append(errs, err)
+	}
+	if tableErr != nil {
+		errs = append(errs, tableErr)
+	} else if table != nil {
+		c.Table = table
+		if s, err = conf.FieldString(fieldOnError); err != nil {
+			return c, err
+		}
+		c.OnError = tablespec.Policy(s)
+		if err := c.applyTable(tset); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)

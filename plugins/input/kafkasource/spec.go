@@ -18,6 +18,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/internal/speclint"
 )
 
@@ -109,6 +110,9 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldShard, Kind: speclint.Object},
 	speclint.Field{Path: fieldShard + "." + fieldShardIndex, Kind: speclint.Int},
 	speclint.Field{Path: fieldShard + "." + fieldShardCount, Kind: speclint.Int},
+	speclint.Field{Path: kafkatable.FieldCatalog, Kind: speclint.String},
+	speclint.Field{Path: kafkatable.FieldDDL, Kind: speclint.String},
+	speclint.Field{Path: fieldOnError, Kind: speclint.String},
 )
 
 // boundsLintChecks are the lint checks of the start, stop, readers and shard
@@ -176,6 +180,7 @@ let period = this.commit_period.or("5s").string().trim()
 let max_wait = this.fetch_max_wait.or("500ms").string().trim()
 let subscriptions = [$topics.length() > 0, this.topic_pattern.or("") != "", this.partitions != null].filter(b -> b).length()
 let sub_topics = if this.partitions.type() == "object" { this.partitions.keys() } else { $topics }
+let has_table = this.table != null || this.ddl.or("") != ""
 let start_from = this.start_from.or(%[3]q)
 let stop_at = this.stop_at.or(%[9]q)
 root = [%[7]s%[8]s
@@ -183,8 +188,8 @@ root = [%[7]s%[8]s
   if ![%[9]q, %[2]q, %[10]q, %[11]q].contains($stop_at) { "field stop_at: unknown value %%q (want %[9]s, %[2]s, %[10]s or %[11]s)".format(this.stop_at) } else { null },
   if ![%[1]q, %[2]q, %[4]q].contains(this.committed_fallback.or(%[1]q)) { "field committed_fallback: unknown value %%q (want %[1]s, %[2]s or %[4]s)".format(this.committed_fallback) } else { null },
   if ![%[5]q, %[6]q].contains(this.isolation_level.or(%[5]q)) { "field isolation_level: unknown value %%q (want %[5]s or %[6]s)".format(this.isolation_level) } else { null },
-  if $subscriptions == 0 { "field topics: at least one topic is required (or topic_pattern, or partitions)" } else if $subscriptions > 1 { "field topics: set only one of topics, topic_pattern and partitions" } else { null },
-  if this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
+  if $subscriptions == 0 && !$has_table { "field topics: at least one topic is required (or topic_pattern, or partitions)" } else if $subscriptions > 1 { "field topics: set only one of topics, topic_pattern and partitions" } else { null },
+  if !$has_table && this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
   if $period.re_match("^-") || !$period.re_match("[1-9]") { "field commit_period: must be a positive Go duration such as 5s, got %%v".format(this.commit_period.or("")) } else { null },
   if $max_wait.re_match("^-") || !$max_wait.re_match("[1-9]") { "field fetch_max_wait: must be a positive Go duration such as 500ms, got %%v".format(this.fetch_max_wait.or("")) } else { null },
   if $batch_size < 1 { "field batch_size: must be at least 1, got %%v".format($batch_size) } else { null },
@@ -192,9 +197,10 @@ root = [%[7]s%[8]s
     "field checkpoint_limit: %%v is below batch_size %%v; one batch could exceed the limit, raise checkpoint_limit to at least %%v".format($limit, $batch_size, $batch_size)
   } else { null },
   this.metadata_keys.or([]).filter(k -> !%[12]s.contains(k)).map_each(k -> "field metadata_keys: unknown key %%q (want any of %%s)".format(k, %[12]s.join(", "))),
+  if $has_table { this.%[13]s() } else { null },
 ].flatten().filter(e -> e != null)
 `, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
-	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang()))
+	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang(), lintTableMethod))
 
 // anySlice converts a default list to []any, the form Benthos hands to lint
 // rules (a []string reaches Bloblang as an unknown type).
@@ -338,7 +344,8 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Advanced(),
 			service.NewStringField(fieldConsumerGroup).
 				Description("Consumer group that receives the committed offsets and, with `start_from: committed`, provides the start offsets. "+
-					"No default: required. Flink option: `properties.group.id`."),
+					"No default: required, here or (with a `table`) in the table's `properties.group.id`. Flink option: `properties.group.id`.").
+				Optional(),
 			service.NewStringEnumField(fieldStartFrom, string(StartEarliest), string(StartLatest), string(StartCommitted), string(StartTimestamp), string(StartOffsets)).
 				Description("Where to start reading when the input connects: `earliest` (log start), `latest` (end of each partition, "+
 					"resolved once at connect), `committed` (the group's committed offset, else `committed_fallback`), "+
@@ -473,6 +480,7 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Example([]string{"kafka_key", "kafka_topic", "kafka_partition", "kafka_offset"}).
 				Advanced(),
 		).
+		Fields(tableFields()...).
 		LintRule(lintRule).
 		Example("Backfill up to now, then exit",
 			"Read everything written before the input started, from the group's committed offsets (else the start), "+
@@ -533,6 +541,9 @@ func init() {
 			c, err := configFromParsed(conf)
 			if err != nil {
 				return nil, err
+			}
+			if c.Table != nil {
+				return newTableInput(newSource(c, mgr), c, mgr), nil
 			}
 			return newSource(c, mgr), nil
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
 )
 
 // DeliveryGuarantee is what the sink promises about a message once the input
@@ -137,6 +138,11 @@ type Config struct {
 	// AllowAutoTopicCreation asks the broker to create missing topics.
 	// Default true, as the Java producer.
 	AllowAutoTopicCreation bool
+	// Table, when set, encodes each message's row into the record's value,
+	// key, timestamp and headers; its WITH options also set the topic,
+	// brokers, delivery guarantee, transactional id prefix and partitioner
+	// (table.go). nil: the message content is the value.
+	Table *kafkatable.Codec
 }
 
 // ConfigFromParsed reads and validates a kafka_sink config.
@@ -155,9 +161,13 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 			errs = append(errs, e)
 		}
 	}
-	c.Conn, connErr = kafkaconn.FromParsed(conf)
-	c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
-	keep(err)
+	table, tset, tableErr := tableFromParsed(conf)
+	keep(tableErr)
+	c.Conn, connErr = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
+	if conf.Contains(FieldTopic) {
+		c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
+		keep(err)
+	}
 	if conf.Contains(FieldKey) {
 		c.Key, err = conf.FieldInterpolatedString(FieldKey)
 		keep(err)
@@ -210,6 +220,10 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	keep(err)
 	c.AllowAutoTopicCreation, err = conf.FieldBool(FieldAutoCreateTopics)
 	keep(err)
+	if table != nil && tableErr == nil {
+		c.Table = table
+		keep(c.applyTable(tset, conf.Contains(FieldMaxInFlight)))
+	}
 	if len(errs) > 0 {
 		return c, errors.Join(append([]error{connErr}, errs...)...)
 	}

@@ -28,6 +28,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/internal/speclint"
 )
 
@@ -203,8 +204,9 @@ With exactly_once:
 		Fields(kafkaconn.Fields()...).
 		Fields(
 			service.NewInterpolatedStringField(FieldTopic).
-				Description("Topic to write each message to, interpolated per message. Required, no default. Flink option: `topic`.").
-				Examples("events", `${! @kafka_topic }-copy`),
+				Description("Topic to write each message to, interpolated per message. Required, no default, unless a `table` sets `topic`. Flink option: `topic`.").
+				Examples("events", `${! @kafka_topic }-copy`).
+				Optional(),
 			service.NewInterpolatedStringField(FieldKey).
 				Description("Record key, interpolated per message. Absent or evaluating to an empty string means a null key "+
 					"(sticky partitioning). Default: absent. Flink option: `key.fields` with `key.format` (here an expression instead of columns).").
@@ -317,6 +319,7 @@ With exactly_once:
 				Default(defaultTimeout).
 				Advanced(),
 		).
+		Fields(kafkatable.Fields("sink")...).
 		LintRule(lintRule).
 		Example("Key-partitioned JSON events",
 			"Writes each message to `orders`, keyed by its `customer_id` so that a customer's orders share a partition, "+
@@ -384,6 +387,8 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: FieldPartition, Kind: speclint.String},
 	speclint.Field{Path: FieldPartitionExpression, Kind: speclint.String},
 	speclint.Field{Path: FieldWriterIndex, Kind: speclint.Int},
+	speclint.Field{Path: kafkatable.FieldCatalog, Kind: speclint.String},
+	speclint.Field{Path: kafkatable.FieldDDL, Kind: speclint.String},
 )
 
 // lintRule reports at lint time the problems that validate() also reports
@@ -394,7 +399,10 @@ let eos = $dg == %[3]q
 let mmb = this.max_message_bytes.or(%[4]d)
 let part = this.partitioner.or("default").string().lowercase().replace_all("-", "_")
 let tt = this.transaction_timeout.or(%[8]q).trim().parse_duration()
+let has_table = this.table != null || this.ddl.or("") != ""
 root = [%[7]s
+  if !$has_table && this.topic.or("") == "" { "field topic: required" } else { null },
+  if $has_table { this.%[12]s() } else { null },
   if ![%[1]q, %[3]q, %[2]q].contains($dg) { "field delivery_guarantee: unknown value %%q (want %[1]s, %[3]s or %[2]s)".format(this.delivery_guarantee) } else { null },
   if this.max_in_flight.or(1) < 1 { "field max_in_flight: must be at least 1, got %%v".format(this.max_in_flight) } else { null },
   if $mmb < %[5]d || $mmb > %[6]d { "field max_message_bytes: must be between %[5]d and %[6]d, got %%v".format($mmb) } else { null },
@@ -411,9 +419,9 @@ root = [%[7]s
   if $part != "expression" && this.partition_expression.or("") != "" { "field partition_expression: only used with partitioner expression, but partitioner is %%s".format($part) } else { null },
   if $part == "expression" && this.partition_expression.or("").trim() != "" { this.partition_expression.%[11]s() } else { null },
   if this.writer_index.or(0) < 0 { "field writer_index: must not be negative, got %%v".format(this.writer_index) } else { null },
-].filter(e -> e != null)
+].flatten().filter(e -> e != null)
 `, DeliveryAtLeastOnce, DeliveryNone, DeliveryExactlyOnce, defaultMaxMessageBytes, minMessageBytes, maxMessageBytes,
-	kafkaconn.LintChecks, defaultTransactionTimeout, quotedPartitioners(), partitionerList(), lintExpressionMethod))
+	kafkaconn.LintChecks, defaultTransactionTimeout, quotedPartitioners(), partitionerList(), lintExpressionMethod, lintTableMethod))
 
 // quotedPartitioners is the partitioner names as a Bloblang array body.
 func quotedPartitioners() string {
