@@ -57,9 +57,12 @@ func FromParsed(conf *service.ParsedConfig) (Config, error) {
 func FromParsedWithBrokers(conf *service.ParsedConfig, brokers []string) (Config, error) {
 	var c Config
 	if conf.Contains(FieldSeedBrokers) {
-		var err error
-		if brokers, err = conf.FieldStringList(FieldSeedBrokers); err != nil {
+		listed, err := conf.FieldStringList(FieldSeedBrokers)
+		if err != nil {
 			return c, err
+		}
+		if len(listed) > 0 || brokers == nil {
+			brokers = listed
 		}
 	}
 	for _, b := range brokers {

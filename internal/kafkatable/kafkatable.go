@@ -225,3 +225,41 @@ func SameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// Written returns the fields of a component config that the user wrote,
+// among names: a parsed config (and the config a lint rule sees) holds the
+// defaults too, so a field equal to its default in defaults, null, an empty
+// string or an empty list counts as not written. A field explicitly set to
+// its default therefore yields to the table rather than contradicting it.
+func Written(m map[string]any, names []string, defaults map[string]string) map[string]any {
+	set := map[string]any{}
+	for _, f := range names {
+		v, ok := m[f]
+		if !ok || v == nil {
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			if x == "" {
+				continue
+			}
+		case []any:
+			if len(x) == 0 {
+				continue
+			}
+		case []string:
+			if len(x) == 0 {
+				continue
+			}
+		case map[string]any:
+			if len(x) == 0 {
+				continue
+			}
+		}
+		if def, ok := defaults[f]; ok && fmt.Sprint(v) == def {
+			continue
+		}
+		set[f] = v
+	}
+	return set
+}

@@ -211,11 +211,14 @@ var tableFieldDefaults = map[string]string{
 	fieldDiscoveryInterval: defaultDiscoveryInterval,
 }
 
+// tableDerivable are the fields a table can set.
+var tableDerivable = []string{fieldTopics, fieldTopicPattern, fieldPartitions, kafkaconn.FieldSeedBrokers, fieldConsumerGroup,
+	fieldStartFrom, fieldStartTimestamp, fieldStartOffsets, fieldStopAt, fieldStopTimestamp, fieldStopOffsets, fieldDiscoveryInterval}
+
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
-	set := map[string]any{}
-	for _, f := range []string{fieldTopics, fieldTopicPattern, fieldPartitions, kafkaconn.FieldSeedBrokers, fieldConsumerGroup,
-		fieldStartFrom, fieldStartTimestamp, fieldStartOffsets, fieldStopAt, fieldStopTimestamp, fieldStopOffsets, fieldDiscoveryInterval} {
+	m := map[string]any{}
+	for _, f := range tableDerivable {
 		if !conf.Contains(f) {
 			continue
 		}
@@ -223,15 +226,9 @@ func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v == nil {
-			continue
-		}
-		if def, ok := tableFieldDefaults[f]; ok && fmt.Sprint(v) == def {
-			continue
-		}
-		set[f] = v
+		m[f] = v
 	}
-	return set, nil
+	return kafkatable.Written(m, tableDerivable, tableFieldDefaults), nil
 }
 
 // tableFromParsed resolves the table of conf and its settings; nil without
@@ -345,12 +342,7 @@ func lintTable(m map[string]any) []any {
 	if !ok {
 		return []any{}
 	}
-	set := map[string]any{}
-	for k, v := range m {
-		if v != nil {
-			set[k] = v
-		}
-	}
+	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
 	_, errs := deriveTable(t, set)
 	if _, err := kafkatable.NewCodec(t); err != nil {
 		errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err))

@@ -117,11 +117,14 @@ var tableFieldDefaults = map[string]string{
 	FieldPartitioner:           string(PartitionerDefault),
 }
 
+// tableDerivable are the fields a table can set.
+var tableDerivable = []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliveryGuarantee, FieldTransactionalIDPrefix,
+	FieldPartitioner, FieldKey, FieldTimestampMs, FieldMetadata}
+
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
-	set := map[string]any{}
-	for _, f := range []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliveryGuarantee, FieldTransactionalIDPrefix,
-		FieldPartitioner, FieldKey, FieldTimestampMs, FieldMetadata} {
+	m := map[string]any{}
+	for _, f := range tableDerivable {
 		if !conf.Contains(f) {
 			continue
 		}
@@ -129,15 +132,9 @@ func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v == nil {
-			continue
-		}
-		if def, ok := tableFieldDefaults[f]; ok && fmt.Sprint(v) == def {
-			continue
-		}
-		set[f] = v
+		m[f] = v
 	}
-	return set, nil
+	return kafkatable.Written(m, tableDerivable, tableFieldDefaults), nil
 }
 
 // tableFromParsed resolves the table of conf and its settings; a nil codec
@@ -271,12 +268,7 @@ func lintTable(m map[string]any) []any {
 	if err != nil {
 		return []any{fmt.Sprintf("field %s: %v", kafkatable.FieldTable, err)}
 	}
-	set := map[string]any{}
-	for k, v := range m {
-		if v != nil {
-			set[k] = v
-		}
-	}
+	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
 	_, errs := deriveTable(t, codec, set)
 	out := []any{}
 	for _, e := range errs {
