@@ -238,23 +238,8 @@ func Written(m map[string]any, names []string, defaults map[string]string) map[s
 		if !ok || v == nil {
 			continue
 		}
-		switch x := v.(type) {
-		case string:
-			if x == "" {
-				continue
-			}
-		case []any:
-			if len(x) == 0 {
-				continue
-			}
-		case []string:
-			if len(x) == 0 {
-				continue
-			}
-		case map[string]any:
-			if len(x) == 0 {
-				continue
-			}
+		if empty(v) {
+			continue
 		}
 		if def, ok := defaults[f]; ok && fmt.Sprint(v) == def {
 			continue
@@ -262,4 +247,27 @@ func Written(m map[string]any, names []string, defaults map[string]string) map[s
 		set[f] = v
 	}
 	return set
+}
+
+// empty reports whether a config value holds nothing: null, "", an empty
+// list, or an object of empty values (a metadata filter's defaults).
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case []string:
+		return len(x) == 0
+	case map[string]any:
+		for _, e := range x {
+			if !empty(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
