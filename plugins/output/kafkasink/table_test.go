@@ -349,3 +349,48 @@ func TestTableSinkConfig(t *testing.T) {
 		})
 	}
 }
+
+// upsert-kafka: the key is the PRIMARY KEY, a row flagged as deleted
+// (kafka_tombstone_message, as kafka_source sets it) is a tombstone, and
+// kafka_source reads a tombstone back as a delete row: the key columns, the
+// rest NULL, flagged the same way.
+func TestTableUpsertTombstones(t *testing.T) {
+	t.Parallel()
+	_, addr := newCluster(t, kfake.SeedTopics(1, "users"))
+	ddl := fmt.Sprintf(`CREATE TABLE users (
+  id BIGINT,
+  name STRING,
+  PRIMARY KEY (id) NOT ENFORCED
+) WITH (
+  'connector' = 'upsert-kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '%s', 'properties.group.id' = 'users-reader',
+  'key.format' = 'json', 'value.format' = 'json'
+)`, addr)
+	runStream(t, `
+input:
+  generate:
+    count: 2
+    interval: ""
+    mapping: |
+      root = if count("upsert") == 1 { {"id": 1, "name": "ada"} } else { {"id": 1} }
+      meta kafka_tombstone_message = if count("upsert-meta") == 2 { true } else { false }
+output:
+  kafka_sink:
+`+yamlDDL(ddl, 4))
+	recs := consumeAll(t, addr, "users", 2)
+	if string(recs[0].Key) != `{"id":1}` || recs[0].Value == nil {
+		t.Fatalf("upsert: key %s value %s", recs[0].Key, recs[0].Value)
+	}
+	if string(recs[1].Key) != `{"id":1}` || recs[1].Value != nil {
+		t.Fatalf("delete: want a tombstone with key {\"id\":1}, got key %s value %q", recs[1].Key, recs[1].Value)
+	}
+
+	got := runStream(t, "input:\n  kafka_source:\n"+yamlDDL(ddl, 4)+"    stop_at: latest\noutput:\n  drop: {}\n")
+	if len(got) != 2 {
+		t.Fatalf("read %d rows, want 2", len(got))
+	}
+	v, _ := got[1].AsStructured()
+	row := v.(map[string]any)
+	if tomb, _ := got[1].MetaGetMut("kafka_tombstone_message"); row["id"] != int64(1) || row["name"] != nil || tomb != true {
+		t.Fatalf("delete row %#v (tombstone flag %v)", row, tomb)
+	}
+}
