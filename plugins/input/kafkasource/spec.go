@@ -269,6 +269,30 @@ range is logged as an error and counted in `+"`kafka_source_offset_resets`"+`.
   partitions between processes (cooperative-sticky); a crashed process's partitions move after
   `+"`group_session_timeout`"+`, and records it had not committed are read again. No bounded reads.
 
+### Tables (Flink's CREATE TABLE)
+
+With `+"`table`"+` (a name in `+"`catalog`"+` or `+"`ddl`"+`, or an inline table), the table's WITH options set
+`+"`topics`"+` (`+"`topic`"+`, semicolon-separated), `+"`topic_pattern`"+` (`+"`topic-pattern`"+`), `+"`seed_brokers`"+`
+(`+"`properties.bootstrap.servers`"+`), `+"`consumer_group`"+` (`+"`properties.group.id`"+`), `+"`start_from`"+`
+(`+"`scan.startup.mode`"+`: earliest-offset, latest-offset, group-offsets = committed, timestamp, specific-offsets),
+`+"`start_timestamp`"+` / `+"`start_offsets`"+` (`+"`scan.startup.timestamp-millis`"+` / `+"`scan.startup.specific-offsets`"+`),
+`+"`stop_at`"+`, `+"`stop_timestamp`"+`, `+"`stop_offsets`"+` (`+"`scan.bounded.*`"+`; `+"`group-offsets`"+` is not supported)
+and `+"`discovery_interval`"+` (`+"`scan.topic-partition-discovery.interval`"+`). The message content becomes the
+typed row: key columns decoded from the key (`+"`key.format`"+`, `+"`key.fields`"+`, `+"`key.fields-prefix`"+`),
+value columns from the value (`+"`format`"+` / `+"`value.format`"+`, `+"`value.fields-include`"+`; the value wins for a
+column in both, as in Flink), metadata columns from the record (`+"`timestamp`"+`, `+"`partition`"+`, `+"`offset`"+`,
+`+"`topic`"+`, `+"`headers`"+`, `+"`leader-epoch`"+`, `+"`timestamp-type`"+`) and computed columns evaluated last. The
+metadata below is still set. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
+`+"`kafka_source_skipped`"+`; with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
+and `+"`kafka_tombstone_message`"+` is true. An empty key reads as a null key. A record that does not decode
+follows `+"`on_error`"+`.
+
+The table is the single source of truth: a field that it also sets must agree with it, or the config is
+refused with an error naming the field and the option. Benthos fills in defaults before connectd sees a config (at lint and
+at run time), so a field written with its default value (say `+"`start_from: committed`"+` against
+`+"`'latest-offset'`"+`) cannot be told from an absent one: the table wins over it. Options of the writing side (`+"`sink.*`"+`) are allowed
+and unused; options connectd does not support are errors naming them.
+
 ### Metadata
 
 This input adds the following metadata fields to each message:

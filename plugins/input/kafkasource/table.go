@@ -203,8 +203,8 @@ func tableOffsets(cf *kafkatable.Conflicts, set map[string]any, field, opt strin
 }
 
 // tableFieldDefaults are the defaults of the fields a table can set: a
-// parsed config holds defaults, so at run time a field equal to its default
-// counts as not written (the lint rule sees exactly what was written).
+// config holds defaults (parsed, and as the lint rule sees it), so a field
+// equal to its default counts as not written.
 var tableFieldDefaults = map[string]string{
 	fieldStartFrom:         string(defaultStartFrom),
 	fieldStopAt:            string(defaultStopAt),

@@ -167,6 +167,37 @@ topic are used without a restart.
   message only, naming the value. This replaces Flink's custom partitioner
   class.
 
+### Tables (Flink's CREATE TABLE)
+
+With `+"`table`"+` (a name in `+"`catalog`"+` or `+"`ddl`"+`, or an inline table), the table's WITH options
+set `+"`topic`"+` (`+"`topic`"+`), `+"`seed_brokers`"+` (`+"`properties.bootstrap.servers`"+`), `+"`delivery_guarantee`"+`
+(`+"`sink.delivery-guarantee`"+`), `+"`transactional_id_prefix`"+` (`+"`sink.transactional-id-prefix`"+`) and
+`+"`partitioner`"+` (`+"`sink.partitioner`"+`), and each message is a row (structured content, as
+kafka_source or table_decode produce) that is encoded into the record:
+
+- the value with `+"`format`"+` / `+"`value.format`"+` and its options; with `+"`value.fields-include`"+` =
+  `+"`EXCEPT_KEY`"+` the key columns are left out;
+- the key from the key columns (`+"`key.fields`"+`, else the PRIMARY KEY) with `+"`key.format`"+`, named
+  without `+"`key.fields-prefix`"+`; an avro-confluent key uses the subject `+"`<topic>-key`"+`;
+- the record timestamp from a `+"`METADATA FROM 'timestamp'`"+` column and the headers from a
+  `+"`METADATA FROM 'headers'`"+` column (`+"`MAP<STRING, BYTES>`"+`); other metadata columns are
+  read-only and must be `+"`VIRTUAL`"+`, as in Flink.
+
+A PRIMARY KEY on the plain `+"`kafka`"+` connector, which Flink refuses with an insert-only format,
+is accepted: its columns are the key (one STRING or BYTES column defaults to `+"`key.format`"+` =
+`+"`raw`"+`; otherwise `+"`key.format`"+` is required). With `+"`upsert-kafka`"+` the key is the PRIMARY KEY
+and a message with metadata `+"`kafka_tombstone_message`"+` = true (as kafka_source sets on a
+tombstone it read) is a delete: a record with the key and a null value. A row that cannot be
+encoded fails that message, naming the table and topic.
+
+The table is the single source of truth: a field that it also sets must agree with it, or the
+config is refused with an error naming the field and the option (`+"`key`"+` against key columns,
+`+"`timestamp_ms`"+` and `+"`metadata`"+` against the timestamp and headers columns too). Benthos fills in
+defaults before connectd sees a config (at lint and at run time), so a field written with its default
+value (say `+"`delivery_guarantee: at_least_once`"+` against `+"`'exactly-once'`"+`) cannot be told from an
+absent one: the table wins over it. Options of the reading side (`+"`scan.*`"+`, `+"`properties.group.id`"+`) are allowed
+and unused; options connectd does not support are errors naming them.
+
 ### Errors
 
 Messages are written in parallel and, except with exactly_once (see above),

@@ -109,8 +109,8 @@ func deriveTable(t *schema.Table, codec *kafkatable.Codec, set map[string]any) (
 }
 
 // tableFieldDefaults are the defaults of the fields a table can set: a
-// parsed config holds defaults, so at run time a field equal to its default
-// counts as not written (the lint rule sees exactly what was written).
+// config holds defaults (parsed, and as the lint rule sees it), so a field
+// equal to its default counts as not written.
 var tableFieldDefaults = map[string]string{
 	FieldDeliveryGuarantee:     string(DeliveryAtLeastOnce),
 	FieldTransactionalIDPrefix: "",
