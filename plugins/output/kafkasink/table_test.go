@@ -53,7 +53,7 @@ func sinkDDL(addr string) string {
 func runStream(t *testing.T, yaml string) []*service.Message {
 	t.Helper()
 	b := service.NewStreamBuilder()
-	if err := b.SetYAML(yaml + "logger:\n  level: warn\n"); err != nil {
+	if err := b.SetYAML(yaml + "logger:\n  level: " + logLevel() + "\n"); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -393,4 +393,11 @@ output:
 	if tomb, _ := got[1].MetaGetMut("kafka_tombstone_message"); row["id"] != int64(1) || row["name"] != nil || tomb != true {
 		t.Fatalf("delete row %#v (tombstone flag %v)", row, tomb)
 	}
+}
+
+func logLevel() string {
+	if l := os.Getenv("CONNECTD_TEST_LOG"); l != "" {
+		return l
+	}
+	return "warn"
 }
