@@ -272,6 +272,9 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.StopOffsets, err = offsetsFromParsed(conf, fieldStopOffsets); err != nil {
 		errs = append(errs, err)
 	}
+	if onError, _ := conf.FieldString(fieldOnError); table == nil && tableErr == nil && onError != string(tablespec.PolicyFail) {
+		errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s)", fieldOnError, kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
+	}
 	if tableErr != nil {
 		errs = append(errs, tableErr)
 	} else if table != nil {

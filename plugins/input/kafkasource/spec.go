@@ -198,6 +198,7 @@ root = [%[7]s%[8]s
   } else { null },
   this.metadata_keys.or([]).filter(k -> !%[12]s.contains(k)).map_each(k -> "field metadata_keys: unknown key %%q (want any of %%s)".format(k, %[12]s.join(", "))),
   if $has_table { this.%[13]s() } else { null },
+  if !$has_table && this.on_error.or("fail") != "fail" { "field on_error: only used with a table (fields table, catalog, ddl)" } else { null },
 ].flatten().filter(e -> e != null)
 `, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
 	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang(), lintTableMethod))

@@ -102,6 +102,8 @@ func TestTableConfigErrors(t *testing.T) {
 			[]string{"option 'scan.parallelism' is not supported by connectd"}},
 		{"unsupported bounded mode", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.bounded.mode' = 'group-offsets')`),
 			[]string{"option 'scan.bounded.mode' = 'group-offsets' is not supported by connectd"}},
+		{"on_error without a table", "seed_brokers: [ 'h:1' ]\ntopics: [ a ]\nconsumer_group: g\non_error: skip\n",
+			[]string{"field on_error: only used with a table"}},
 		{"no group", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`),
 			[]string{"field consumer_group: a group id is required", "option 'properties.group.id' of table t"}},
 	} {
