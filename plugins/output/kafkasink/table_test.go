@@ -314,6 +314,28 @@ func TestTableSinkConfig(t *testing.T) {
 		t.Fatalf("derived: %+v", c)
 	}
 
+	// The table inline, in the YAML form.
+	c, err = parseConfig(t, `
+table:
+  name: metrics
+  columns:
+    - { name: device_id, type: STRING }
+    - { name: metric_value, type: DOUBLE }
+  primary_key: [ device_id ]
+  options:
+    connector: kafka
+    topic: metrics
+    properties.bootstrap.servers: h:1
+    format: json
+    sink.partitioner: round-robin
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topic, _ := c.Topic.Static(); topic != "metrics" || c.Partitioner != PartitionerRoundRobin || !c.Table.HasKey() {
+		t.Fatalf("inline table: topic %q partitioner %s", topic, c.Partitioner)
+	}
+
 	for _, tc := range []struct {
 		name, yaml string
 		want       []string
