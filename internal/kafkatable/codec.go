@@ -133,6 +133,17 @@ func NewCodec(t *schema.Table) (*Codec, error) {
 // Table returns the codec's table.
 func (c *Codec) Table() *schema.Table { return c.table }
 
+// ReadsHeaders reports whether a metadata column reads the record headers,
+// so that callers collect Record.Headers only when it does.
+func (c *Codec) ReadsHeaders() bool {
+	for _, mc := range c.meta {
+		if mc.key == "headers" {
+			return true
+		}
+	}
+	return false
+}
+
 // Upsert reports whether the table is an upsert-kafka table.
 func (c *Codec) Upsert() bool { return c.upsert }
 

@@ -357,12 +357,13 @@ func lintTable(m map[string]any) []any {
 // tableInput decodes the messages of a kafka_source into rows of its table.
 type tableInput struct {
 	service.BatchInput
-	codec *kafkatable.Codec
-	bad   *tablespec.Bad
+	codec   *kafkatable.Codec
+	headers bool // a metadata column reads the headers
+	bad     *tablespec.Bad
 }
 
 func newTableInput(in service.BatchInput, c Config, mgr *service.Resources) *tableInput {
-	return &tableInput{BatchInput: in, codec: c.Table, bad: tablespec.NewBad("kafka_source", c.OnError, mgr)}
+	return &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(), bad: tablespec.NewBad("kafka_source", c.OnError, mgr)}
 }
 
 // ReadBatch decodes each message of the next batch. A batch whose records
@@ -395,7 +396,7 @@ func (in *tableInput) ReadBatch(ctx context.Context) (service.MessageBatch, serv
 }
 
 func (in *tableInput) decode(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
-	rec, err := recordOf(msg)
+	rec, err := recordOf(msg, in.headers)
 	if err != nil {
 		return in.bad.Handle(msg, err)
 	}
@@ -411,8 +412,9 @@ func (in *tableInput) decode(ctx context.Context, msg *service.Message) (service
 	return service.MessageBatch{msg}, nil
 }
 
-// recordOf reads back the record of a message built by recordMessage.
-func recordOf(msg *service.Message) (kafkatable.Record, error) {
+// recordOf reads back the record of a message built by recordMessage;
+// headers says whether to collect the record headers.
+func recordOf(msg *service.Message, headers bool) (kafkatable.Record, error) {
 	r := kafkatable.Record{LeaderEpoch: -1}
 	value, err := msg.AsBytes()
 	if err != nil {
@@ -440,6 +442,9 @@ func recordOf(msg *service.Message) (kafkatable.Record, error) {
 	r.TimestampType, _ = metaValue[string](msg, metaTimestampType)
 	if e, ok := metaValue[int](msg, metaLeaderEpoch); ok {
 		r.LeaderEpoch = int32(e)
+	}
+	if !headers {
+		return r, nil
 	}
 	r.Headers = map[string][]byte{}
 	_ = msg.MetaWalkMut(func(k string, v any) error {
