@@ -241,18 +241,7 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("field %s: must not be empty", FieldTopic))
 	}
 	errs = append(errs, c.validatePartitioner()...)
-	switch c.DeliveryGuarantee {
-	case DeliveryAtLeastOnce, DeliveryNone:
-		if c.TransactionalIDPrefix != "" {
-			errs = append(errs, fmt.Errorf("field %s: only used with %s %s, but %s is %s",
-				FieldTransactionalIDPrefix, FieldDeliveryGuarantee, DeliveryExactlyOnce, FieldDeliveryGuarantee, c.DeliveryGuarantee))
-		}
-	case DeliveryExactlyOnce:
-		errs = append(errs, c.validateExactlyOnce()...)
-	default:
-		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s, %s or %s)",
-			FieldDeliveryGuarantee, c.DeliveryGuarantee, DeliveryAtLeastOnce, DeliveryExactlyOnce, DeliveryNone))
-	}
+	errs = append(errs, c.validateGuarantee()...)
 	if c.MaxInFlight < 1 {
 		errs = append(errs, fmt.Errorf("field %s: must be at least 1, got %d", FieldMaxInFlight, c.MaxInFlight))
 	}
@@ -272,6 +261,25 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldTimeout, c.Timeout))
 	}
 	return errors.Join(errs...)
+}
+
+// validateGuarantee collects the problems of delivery_guarantee and the
+// fields that depend on it.
+func (c Config) validateGuarantee() []error {
+	var errs []error
+	switch c.DeliveryGuarantee {
+	case DeliveryAtLeastOnce, DeliveryNone:
+		if c.TransactionalIDPrefix != "" {
+			errs = append(errs, fmt.Errorf("field %s: only used with %s %s, but %s is %s",
+				FieldTransactionalIDPrefix, FieldDeliveryGuarantee, DeliveryExactlyOnce, FieldDeliveryGuarantee, c.DeliveryGuarantee))
+		}
+	case DeliveryExactlyOnce:
+		errs = append(errs, c.validateExactlyOnce()...)
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s, %s or %s)",
+			FieldDeliveryGuarantee, c.DeliveryGuarantee, DeliveryAtLeastOnce, DeliveryExactlyOnce, DeliveryNone))
+	}
+	return errs
 }
 
 // validateExactlyOnce collects the problems of the exactly_once fields.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -269,10 +270,53 @@ func lintTable(m map[string]any) []any {
 		return []any{fmt.Sprintf("field %s: %v", kafkatable.FieldTable, err)}
 	}
 	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
-	_, errs := deriveTable(t, codec, set)
+	s, errs := deriveTable(t, codec, set)
+	errs = append(errs, lintGuarantee(m, s)...)
 	out := []any{}
 	for _, e := range errs {
 		out = append(out, e.Error())
 	}
 	return out
+}
+
+// lintGuarantee checks delivery_guarantee and the fields that depend on it
+// with the table's settings applied, as validate does at run time; the lint
+// rule skips these checks for a config with a table, whose YAML alone does
+// not say the guarantee.
+func lintGuarantee(m map[string]any, s tableSettings) []error {
+	str := func(f, def string) string {
+		if v, ok := m[f]; ok && v != nil {
+			return fmt.Sprint(v)
+		}
+		return def
+	}
+	c := Config{
+		DeliveryGuarantee:     parseDeliveryGuarantee(str(FieldDeliveryGuarantee, string(DeliveryAtLeastOnce))),
+		TransactionalIDPrefix: str(FieldTransactionalIDPrefix, ""),
+		TransactionalIDSuffix: str(FieldTransactionalIDSuffix, defaultTransactionalIDSuffix),
+	}
+	if s.guarantee != "" {
+		c.DeliveryGuarantee = s.guarantee
+	}
+	if s.txnPrefix != "" {
+		c.TransactionalIDPrefix = s.txnPrefix
+	}
+	c.MaxInFlight = defaultMaxInFlight
+	if c.DeliveryGuarantee == DeliveryExactlyOnce {
+		c.MaxInFlight = 1
+	}
+	if v, ok := m[FieldMaxInFlight]; ok && v != nil {
+		if n, err := strconv.Atoi(fmt.Sprint(v)); err == nil {
+			c.MaxInFlight = n
+		}
+	}
+	if d, err := time.ParseDuration(str(FieldTransactionTimeout, defaultTransactionTimeout)); err == nil {
+		c.TransactionTimeout = d
+	}
+	if b, ok := m[FieldBatching].(map[string]any); ok {
+		if p, ok := b["period"].(string); ok {
+			c.Batching.Period = p
+		}
+	}
+	return c.validateGuarantee()
 }

@@ -314,6 +314,17 @@ func TestTableSinkConfig(t *testing.T) {
 		t.Fatalf("derived: %+v", c)
 	}
 
+	// A field that agrees with the table lints and parses clean, and the
+	// exactly-once checks see the table's guarantee.
+	agree := yamlDDL(seedSink, 0) + "transactional_id_prefix: flink-producer-\ntransactional_id_suffix: host-1\n"
+	if _, err := parseConfig(t, agree); err != nil {
+		t.Fatalf("agreeing fields: %v", err)
+	}
+	if err := service.NewStreamBuilder().SetYAML("input:\n  generate:\n    mapping: 'root = {}'\noutput:\n  kafka_sink:\n    " +
+		strings.ReplaceAll(strings.TrimSpace(agree), "\n", "\n    ") + "\n"); err != nil {
+		t.Fatalf("agreeing fields lint: %v", err)
+	}
+
 	// The table inline, in the YAML form.
 	c, err = parseConfig(t, `
 table:
@@ -350,6 +361,8 @@ table:
 			[]string{`field partitioner: "round_robin" contradicts option 'sink.partitioner' = 'fixed'`}},
 		{"unsupported option", yamlDDL(strings.Replace(seedSink, "'sink.delivery-guarantee'", "'sink.parallelism' = '4', 'sink.delivery-guarantee'", 1), 0),
 			[]string{"option 'sink.parallelism' is not supported by connectd for connector 'kafka'"}},
+		{"exactly-once from the table, max_in_flight from YAML", yamlDDL(seedSink, 0) + "max_in_flight: 4\n",
+			[]string{"field max_in_flight: must be 1 with delivery_guarantee exactly_once"}},
 		{"read-only metadata", yamlDDL(`CREATE TABLE t (a STRING, o BIGINT METADATA FROM 'offset') WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`, 0),
 			[]string{"column o: metadata 'offset' is read-only"}},
 		{"topic pattern", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic-pattern' = 'x.*', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`, 0),
