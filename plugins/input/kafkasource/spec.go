@@ -545,6 +545,29 @@ input:
     readers: 4
     shard: { index: 1, count: 3 }
 `).
+		Example("Read a Flink table",
+			"Every setting comes from the table's WITH options, as in Flink: topic, brokers, group, start mode, discovery "+
+				"interval, and the JSON format; each message becomes a typed row (`event_time` a timestamp, `ts` the record "+
+				"timestamp). A record that does not decode goes on with its raw bytes and the error, for a dead-letter route.",
+			`
+input:
+  kafka_source:
+    on_error: dead_letter
+    ddl: |
+      CREATE TABLE user_events (
+        user_id STRING,
+        event_time TIMESTAMP(3),
+        ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL
+      ) WITH (
+        'connector' = 'kafka',
+        'topic' = 'user_events',
+        'properties.bootstrap.servers' = 'localhost:9092',
+        'properties.group.id' = 'user-events-reader',
+        'scan.startup.mode' = 'earliest-offset',
+        'scan.topic-partition-discovery.interval' = '1 min',
+        'format' = 'json'
+      )
+`).
 		Example("Resume a consumer group",
 			"Read two topics from the group's committed offsets (from the start for new partitions), and commit every second.",
 			`

@@ -356,6 +356,17 @@ With exactly_once:
 			"Writes each message to `orders`, keyed by its `customer_id` so that a customer's orders share a partition, "+
 				"with the `trace_id` metadata as a header and the event time as the record timestamp.",
 			exampleKeyed).
+		Example("Write a Flink table",
+			"The seed's sink table: rows (structured messages) are written to `device_metrics` in avro-confluent, keyed by the "+
+				"PRIMARY KEY `device_id` (raw bytes), exactly-once with the table's transactional id prefix. The table names a "+
+				"table of a catalog file of `CREATE TABLE` statements.",
+			`
+output:
+  kafka_sink:
+    catalog: ./config/tables.sql
+    table: device_metrics
+    transactional_id_suffix: ${HOSTNAME}
+`).
 		Example("Exactly-once batches",
 			"Writes batches of up to 1000 messages (or what arrived within 500ms) as Kafka transactions, routing each message "+
 				"to a topic named after its `kind` field. Each instance needs its own stable `transactional_id_suffix`; here the "+
