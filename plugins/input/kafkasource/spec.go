@@ -285,7 +285,7 @@ column in both, as in Flink), metadata columns from the record (`+"`timestamp`"+
 `+"`topic`"+`, `+"`headers`"+`, `+"`leader-epoch`"+`, `+"`timestamp-type`"+`) and computed columns evaluated last. The
 metadata below is still set. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
 `+"`kafka_source_skipped`"+`; with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
-and `+"`kafka_tombstone_message`"+` is true. An empty key reads as a null key. A record that does not decode
+and `+"`kafka_tombstone_message`"+` is true; an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
 follows `+"`on_error`"+`.
 
 The table is the single source of truth: a field that it also sets must agree with it, or the config is

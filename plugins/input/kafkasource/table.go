@@ -110,6 +110,14 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 			cf.Add(fieldConsumerGroup, y, schema.OptGroupID, v)
 		}
 	}
+	if o[schema.OptConnector] == schema.ConnectorUpsertKafka {
+		// Flink's upsert-kafka source always reads the whole changelog.
+		s.startFrom = StartEarliest
+		if y, ok := set[fieldStartFrom]; ok && fmt.Sprint(y) != string(StartEarliest) {
+			cf.Addf(fieldStartFrom, "%q contradicts option 'connector' = 'upsert-kafka', which reads from the earliest offset (as in Flink); drop %s",
+				fmt.Sprint(y), fieldStartFrom)
+		}
+	}
 	if v, ok := o[schema.OptStartupMode]; ok {
 		s.startFrom = startModes[v]
 		if y, ok := set[fieldStartFrom]; ok && fmt.Sprint(y) != string(s.startFrom) {

@@ -104,6 +104,8 @@ func TestTableConfigErrors(t *testing.T) {
 			[]string{"option 'scan.bounded.mode' = 'group-offsets' is not supported by connectd"}},
 		{"on_error without a table", "seed_brokers: [ 'h:1' ]\ntopics: [ a ]\nconsumer_group: g\non_error: skip\n",
 			[]string{"field on_error: only used with a table"}},
+		{"upsert-kafka reads from earliest", yamlDDL(`CREATE TABLE t (a STRING, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'x', 'key.format' = 'raw', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`) + "start_from: latest\n",
+			[]string{`field start_from: table t: "latest" contradicts option 'connector' = 'upsert-kafka', which reads from the earliest offset`}},
 		{"no group", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`),
 			[]string{"field consumer_group: a group id is required", "option 'properties.group.id' of table t"}},
 	} {
