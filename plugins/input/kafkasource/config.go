@@ -179,9 +179,13 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		c   Config
 		err error
 	)
-	table, tset, tableErr := tableFromParsed(conf)
+	table, tset, err := tableFromParsed(conf)
+	if err != nil {
+		// The table's problems first: the rest depends on its settings.
+		return c, err
+	}
 	if c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers); err != nil {
-		return c, errors.Join(tableErr, err)
+		return c, err
 	}
 	if conf.Contains(fieldTopics) {
 		topics, err := conf.FieldStringList(fieldTopics)
@@ -272,12 +276,10 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.StopOffsets, err = offsetsFromParsed(conf, fieldStopOffsets); err != nil {
 		errs = append(errs, err)
 	}
-	if onError, _ := conf.FieldString(fieldOnError); table == nil && tableErr == nil && onError != string(tablespec.PolicyFail) {
+	if onError, _ := conf.FieldString(fieldOnError); table == nil && onError != string(tablespec.PolicyFail) {
 		errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s)", fieldOnError, kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
 	}
-	if tableErr != nil {
-		errs = append(errs, tableErr)
-	} else if table != nil {
+	if table != nil {
 		c.Table = table
 		if s, err = conf.FieldString(fieldOnError); err != nil {
 			return c, err

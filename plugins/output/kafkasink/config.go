@@ -161,8 +161,11 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 			errs = append(errs, e)
 		}
 	}
-	table, tset, tableErr := tableFromParsed(conf)
-	keep(tableErr)
+	table, tset, err := tableFromParsed(conf)
+	if err != nil {
+		// The table's problems first: the rest depends on its settings.
+		return c, err
+	}
 	c.Conn, connErr = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
 	if conf.Contains(FieldTopic) {
 		c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
@@ -220,7 +223,7 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	keep(err)
 	c.AllowAutoTopicCreation, err = conf.FieldBool(FieldAutoCreateTopics)
 	keep(err)
-	if table != nil && tableErr == nil {
+	if table != nil {
 		c.Table = table
 		keep(c.applyTable(tset, conf.Contains(FieldMaxInFlight)))
 	}
