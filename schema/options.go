@@ -51,6 +51,8 @@ const (
 	OptDeliveryGuarantee       = "sink.delivery-guarantee"
 	OptTransactionalIDPrefix   = "sink.transactional-id-prefix"
 	OptSinkPartitioner         = "sink.partitioner"
+	OptSinkBufferFlushMaxRows  = "sink.buffer-flush.max-rows"
+	OptSinkBufferFlushInterval = "sink.buffer-flush.interval"
 	OptValueFieldsIncludeAll   = "ALL"
 	OptValueFieldsIncludeExcpt = "EXCEPT_KEY"
 )
@@ -231,16 +233,18 @@ var connectorOptions = map[string]map[string]check{
 		OptSinkPartitioner:        enum("default", "fixed", "round-robin"),
 	},
 	ConnectorUpsertKafka: {
-		OptConnector:             nonEmpty,
-		OptTopic:                 nonEmpty,
-		OptBootstrapServers:      nonEmpty,
-		OptGroupID:               nonEmpty,
-		OptKeyFormat:             formatName,
-		OptValueFormat:           formatName,
-		OptKeyFieldsPrefix:       anyString,
-		OptValueFieldsInclude:    enum(OptValueFieldsIncludeAll, OptValueFieldsIncludeExcpt),
-		OptDeliveryGuarantee:     enum("none", "at-least-once", "exactly-once"),
-		OptTransactionalIDPrefix: nonEmpty,
+		OptConnector:               nonEmpty,
+		OptTopic:                   nonEmpty,
+		OptBootstrapServers:        nonEmpty,
+		OptGroupID:                 nonEmpty,
+		OptKeyFormat:               formatName,
+		OptValueFormat:             formatName,
+		OptKeyFieldsPrefix:         anyString,
+		OptValueFieldsInclude:      enum(OptValueFieldsIncludeAll, OptValueFieldsIncludeExcpt),
+		OptDeliveryGuarantee:       enum("none", "at-least-once", "exactly-once"),
+		OptTransactionalIDPrefix:   nonEmpty,
+		OptSinkBufferFlushMaxRows:  int64Value,
+		OptSinkBufferFlushInterval: duration,
 	},
 	// No connector: a table used only to decode and encode records, e.g.
 	// with the table_decode processor on a file input.
@@ -440,6 +444,16 @@ func (t *Table) validateConnector(connector string) []error {
 		}
 		if t.PrimaryKey == nil {
 			add("upsert-kafka needs a PRIMARY KEY (...) NOT ENFORCED: its columns form the Kafka key")
+		}
+		rows, hasRows := o[OptSinkBufferFlushMaxRows]
+		interval, hasInterval := o[OptSinkBufferFlushInterval]
+		n, _ := strconv.ParseInt(strings.TrimSpace(rows), 10, 64)
+		d, _ := ParseFlinkDuration(interval)
+		if hasRows && n < 0 {
+			add("option 'sink.buffer-flush.max-rows' must not be negative")
+		}
+		if (hasRows || hasInterval) && (n > 0) != (d > 0) {
+			add("options 'sink.buffer-flush.max-rows' and 'sink.buffer-flush.interval' go together: both above zero to buffer, or both zero (as in Flink)")
 		}
 	}
 	if _, ok := o[OptKeyFieldsPrefix]; ok && !t.ValueFieldsExceptKey() {

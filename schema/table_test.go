@@ -51,6 +51,8 @@ func TestValidateOptions(t *testing.T) {
 			[]string{"needs 'sink.transactional-id-prefix'"}},
 		{"upsert needs pk", `'connector' = 'upsert-kafka', 'topic' = 'a', 'key.format' = 'json', 'value.format' = 'json'`,
 			[]string{"upsert-kafka needs a PRIMARY KEY"}},
+		{"upsert buffer flush", `'connector' = 'upsert-kafka', 'topic' = 'a', 'key.format' = 'json', 'value.format' = 'json', 'sink.buffer-flush.max-rows' = '100'`,
+			[]string{"upsert-kafka needs a PRIMARY KEY", "'sink.buffer-flush.max-rows' and 'sink.buffer-flush.interval' go together"}},
 		{"prefix needs except key", `'connector' = 'kafka', 'topic' = 'a', 'format' = 'json', 'key.format' = 'json', 'key.fields' = 'id', 'key.fields-prefix' = 'k_'`,
 			[]string{"'key.fields-prefix' needs 'value.fields-include' = 'EXCEPT_KEY'"}},
 	} {

@@ -35,7 +35,7 @@ func Fields(role string) []*service.ConfigField {
 	if role == "sink" {
 		derive = "`topic`, `properties.bootstrap.servers`, `sink.delivery-guarantee`, `sink.transactional-id-prefix`, `sink.partitioner`, " +
 			"the value format (`format` / `value.format` and their options) and the key (`key.format`, `key.fields`, `key.fields-prefix`, " +
-			"`value.fields-include`, or the PRIMARY KEY)"
+			"`value.fields-include`, or the PRIMARY KEY), and upsert-kafka's `sink.buffer-flush.max-rows` / `sink.buffer-flush.interval` (as `batching`)"
 	}
 	return []*service.ConfigField{
 		service.NewAnyField(FieldTable).

@@ -37,6 +37,10 @@ type tableSettings struct {
 	guarantee   DeliveryGuarantee
 	txnPrefix   string
 	partitioner Partitioner
+	// flushRows and flushInterval are upsert-kafka's buffer flush
+	// (sink.buffer-flush.*), applied as the batching policy; 0: unset.
+	flushRows     int
+	flushInterval time.Duration
 }
 
 // deriveTable maps the WITH options of t onto kafka_sink settings and
@@ -83,6 +87,14 @@ func deriveTable(t *schema.Table, codec *kafkatable.Codec, set map[string]any) (
 			cf.Add(FieldPartitioner, y, schema.OptSinkPartitioner, v)
 		}
 	}
+	if v, ok := o[schema.OptSinkBufferFlushMaxRows]; ok {
+		n, _ := strconv.Atoi(strings.TrimSpace(v))
+		d, _ := schema.ParseFlinkDuration(o[schema.OptSinkBufferFlushInterval])
+		s.flushRows, s.flushInterval = n, d
+		if y, ok := set[FieldBatching]; ok && n > 0 {
+			cf.Add(FieldBatching, y, schema.OptSinkBufferFlushMaxRows+"' / '"+schema.OptSinkBufferFlushInterval, v+"' / '"+o[schema.OptSinkBufferFlushInterval])
+		}
+	}
 	if codec != nil {
 		if y, ok := set[FieldKey]; ok && codec.HasKey() {
 			cf.Add(FieldKey, y, schema.OptKeyFields, strings.Join(t.KeyFields(), ";"))
@@ -125,7 +137,7 @@ var tableDerivable = []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliv
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
 	m := map[string]any{}
-	for _, f := range tableDerivable {
+	for _, f := range append(tableDerivable, FieldBatching) {
 		if !conf.Contains(f) {
 			continue
 		}
@@ -135,7 +147,21 @@ func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
 		}
 		m[f] = v
 	}
-	return kafkatable.Written(m, tableDerivable, tableFieldDefaults), nil
+	return written(m), nil
+}
+
+// written returns the table-derivable fields of a config (parsed, or as the
+// lint rule sees it) that the user set; batching counts when it batches.
+func written(m map[string]any) map[string]any {
+	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
+	if b, ok := m[FieldBatching].(map[string]any); ok {
+		for _, k := range []string{"count", "byte_size", "period", "check"} {
+			if v := fmt.Sprint(b[k]); b[k] != nil && v != "0" && v != "" {
+				set[FieldBatching] = b
+			}
+		}
+	}
+	return set
 }
 
 // tableFromParsed resolves the table of conf and its settings; a nil codec
@@ -189,6 +215,12 @@ func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
 	}
 	if s.partitioner != "" {
 		c.Partitioner = s.partitioner
+	}
+	if s.flushRows > 0 {
+		// Flink's upsert-kafka buffer; connectd does not reduce a batch
+		// to the last row per key (the topic's compaction does).
+		c.Batching.Count = s.flushRows
+		c.Batching.Period = s.flushInterval.String()
 	}
 	return nil
 }
@@ -269,8 +301,7 @@ func lintTable(m map[string]any) []any {
 	if err != nil {
 		return []any{fmt.Sprintf("field %s: %v", kafkatable.FieldTable, err)}
 	}
-	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
-	s, errs := deriveTable(t, codec, set)
+	s, errs := deriveTable(t, codec, written(m))
 	errs = append(errs, lintGuarantee(m, s)...)
 	out := []any{}
 	for _, e := range errs {

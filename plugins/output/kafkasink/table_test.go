@@ -325,6 +325,22 @@ func TestTableSinkConfig(t *testing.T) {
 		t.Fatalf("agreeing fields lint: %v", err)
 	}
 
+	// upsert-kafka's buffer flush is the batching policy.
+	upsert := yamlDDL(`CREATE TABLE u (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'u',
+  'properties.bootstrap.servers' = 'h:1', 'key.format' = 'json', 'value.format' = 'json',
+  'sink.buffer-flush.max-rows' = '500', 'sink.buffer-flush.interval' = '1 s')`, 0)
+	c, err = parseConfig(t, upsert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Batching.Count != 500 || c.Batching.Period != "1s" {
+		t.Fatalf("buffer flush: batching %+v, want count 500 period 1s", c.Batching)
+	}
+	if _, err := parseConfig(t, upsert+"batching:\n  count: 10\n"); err == nil || !strings.Contains(err.Error(), "field batching:") ||
+		!strings.Contains(err.Error(), "'sink.buffer-flush.max-rows' / 'sink.buffer-flush.interval'") {
+		t.Fatalf("batching against the buffer flush: %v", err)
+	}
+
 	// The table inline, in the YAML form.
 	c, err = parseConfig(t, `
 table:
