@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/plugins/processor/tablespec"
 )
 
 // StartFrom says where reading begins for a partition the first time a
@@ -157,6 +159,12 @@ type Config struct {
 	SessionTimeout time.Duration
 	// GroupProtocol of group mode. Default GroupProtocolClassic.
 	GroupProtocol GroupProtocol
+	// Table, when set, decodes each record into a row of a Flink table,
+	// whose WITH options also set the subscription, brokers, group, start
+	// and stop offsets and discovery interval (table.go). nil: no table.
+	Table *kafkatable.Codec
+	// OnError is the bad-record policy with a Table. Default fail.
+	OnError tablespec.Policy
 }
 
 // GroupProtocol is the consumer group protocol of group mode (field
@@ -185,7 +193,12 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		c   Config
 		err error
 	)
-	if c.Conn, err = kafkaconn.FromParsed(conf); err != nil {
+	table, tset, err := tableFromParsed(conf)
+	if err != nil {
+		// The table's problems first: the rest depends on its settings.
+		return c, err
+	}
+	if c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers); err != nil {
 		return c, err
 	}
 	if conf.Contains(fieldTopics) {
@@ -208,8 +221,10 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.DiscoveryInterval, err = conf.FieldDuration(fieldDiscoveryInterval); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
-		return c, err
+	if conf.Contains(fieldConsumerGroup) {
+		if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
+			return c, err
+		}
 	}
 	s, err := conf.FieldString(fieldStartFrom)
 	if err != nil {
@@ -278,6 +293,19 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	if c.StopOffsets, err = offsetsFromParsed(conf, fieldStopOffsets); err != nil {
 		errs = append(errs, err)
+	}
+	if onError, _ := conf.FieldString(fieldOnError); table == nil && onError != string(tablespec.PolicyFail) {
+		errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s)", fieldOnError, kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
+	}
+	if table != nil {
+		c.Table = table
+		if s, err = conf.FieldString(fieldOnError); err != nil {
+			return c, err
+		}
+		c.OnError = tablespec.Policy(s)
+		if err := c.applyTable(tset); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafkatable"
 )
 
 // partitionUnassigned marks a record that has not been partitioned yet. The
@@ -29,6 +31,9 @@ type recordBuilder struct {
 	// partitionMeta: the partitioner reads the message metadata (a
 	// partition_expression), carried in the record's partitionCheck.
 	partitionMeta bool
+	// table encodes the message's row into value, key, timestamp and
+	// headers (table.go); nil without a table.
+	table *kafkatable.Codec
 }
 
 func newRecordBuilder(c Config) recordBuilder {
@@ -43,6 +48,7 @@ func newRecordBuilder(c Config) recordBuilder {
 		headers:       headers,
 		partition:     c.Partition,
 		partitionMeta: c.Partitioner == PartitionerExpression,
+		table:         c.Table,
 	}
 }
 
@@ -137,6 +143,9 @@ func (br batchRecords) build(i int) (*kgo.Record, error) {
 		// Metadata has no order; sort so that equal messages give equal
 		// records.
 		slices.SortFunc(r.Headers, func(a, b kgo.RecordHeader) int { return strings.Compare(a.Key, b.Key) })
+	}
+	if b.table != nil {
+		return r, fillFromTable(b.table, msg, r)
 	}
 	return r, nil
 }
