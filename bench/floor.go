@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"time"
 
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure" // drop output
@@ -27,6 +28,7 @@ func init() {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		debug.SetGCPercent(400) // as connectd's main does
 		r, err := benthosFloor(ctx, *records, *size)
 		if err != nil {
 			return err

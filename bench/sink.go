@@ -353,7 +353,7 @@ output:
     batching:
       count: %[7]d
       period: %[9]s
-`, port, e.brokers, in, group, out, guarantee, shape.records, max(8192, 2*shape.records), shape.period, txnPrefix)
+`, port, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		return copyResult{}, err
 	}
