@@ -167,6 +167,17 @@ func printFormats(w io.Writer, raw []byte, lines []benchLine) error {
 		}
 		return contender{nsOp: medianOf(xs), allocs: medianOf(allocs[name]), runs: len(xs)}, true
 	}
+	// ratios pairs the runs of two benchmarks by round: each round runs
+	// them close in time, so that their ratio suffers less from the
+	// machine's load than the ratio of the medians.
+	ratios := func(table, bare string) []float64 {
+		t, b := ns[table], ns[bare]
+		out := make([]float64, 0, min(len(t), len(b)))
+		for i := range min(len(t), len(b)) {
+			out = append(out, t[i]/b[i])
+		}
+		return out
+	}
 	cpu := "unknown"
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	for sc.Scan() {
@@ -179,10 +190,10 @@ func printFormats(w io.Writer, raw []byte, lines []benchLine) error {
 		runs = max(runs, len(xs))
 	}
 	fmt.Fprintf(w, "## %s — format codecs vs bare libraries (scenario formats)\n\n", time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintf(w, "%s, %s, cpu %s, %d logical CPUs; %d rounds of `go test -bench ^BenchmarkFormats$ -cpu 1 -count 1 -benchtime %s`; medians of %d runs. records/s is per core (1e9 / ns/op, GOMAXPROCS 1).\n\n",
+	fmt.Fprintf(w, "%s, %s, cpu %s, %d logical CPUs; %d rounds of `go test -bench ^BenchmarkFormats$ -cpu 1 -count 1 -benchtime %s`; medians of %d runs. records/s is per core (1e9 / ns/op, GOMAXPROCS 1). The ratio is the median of the per-round ratios (table and bare run back to back in each round); the range shows the noise.\n\n",
 		runtime.Version(), runtime.GOOS+"/"+runtime.GOARCH, cpu, runtime.NumCPU(), runs, *formatsBenchtime, runs)
-	fmt.Fprintln(w, "| format | op | table ns/op | table records/s | bare library | bare ns/op | bare records/s | ratio | allocs table / bare |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| format | op | table ns/op | table records/s | bare library | bare ns/op | bare records/s | ratio table / bare | per-round ratios | allocs table / bare |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	var missed []string
 	for _, key := range order {
 		t, ok := get("Formats/" + key + "/table")
@@ -192,14 +203,15 @@ func printFormats(w io.Writer, raw []byte, lines []benchLine) error {
 		fmtName, op, _ := strings.Cut(key, "/")
 		for i, bare := range bares[key] {
 			b, _ := get("Formats/" + key + "/" + bare)
-			ratio := t.nsOp / b.nsOp
+			rs := ratios("Formats/"+key+"/table", "Formats/"+key+"/"+bare)
+			ratio := medianOf(rs)
 			mark := ""
 			if i == 0 && ratio > goalRatio {
 				mark = " (over)"
 				missed = append(missed, fmt.Sprintf("%s %s %.2fx", fmtName, op, ratio))
 			}
-			fmt.Fprintf(w, "| %s | %s | %.0f | %.0f | %s | %.0f | %.0f | %.2f%s | %.0f / %.0f |\n",
-				fmtName, op, t.nsOp, t.rps(), strings.TrimPrefix(bare, "bare-"), b.nsOp, b.rps(), ratio, mark, t.allocs, b.allocs)
+			fmt.Fprintf(w, "| %s | %s | %.0f | %.0f | %s | %.0f | %.0f | **%.2f**%s | %.2f–%.2f | %.0f / %.0f |\n",
+				fmtName, op, t.nsOp, t.rps(), strings.TrimPrefix(bare, "bare-"), b.nsOp, b.rps(), ratio, mark, slices.Min(rs), slices.Max(rs), t.allocs, b.allocs)
 		}
 	}
 	fmt.Fprintln(w)
