@@ -67,3 +67,12 @@ fmt:
 
 clean:
 	rm -rf bin
+
+# A Confluent-compatible schema registry on 127.0.0.1:18081 (franz-go's srfake, in memory);
+# not part of `make test`.
+.PHONY: registry-up registry-down
+registry-up:
+	scripts/registry.sh up
+
+registry-down:
+	scripts/registry.sh down

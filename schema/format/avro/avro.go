@@ -262,7 +262,10 @@ func fromNative(t *schema.Type, v any, rowName, path string) (any, error) {
 		if !ok || len(u) != 1 {
 			return nil, fmt.Errorf("field %s: malformed union %T", path, v)
 		}
-		v = u[unionName(t, rowName)]
+		v, ok = u[unionName(t, rowName)]
+		if !ok {
+			return nil, fmt.Errorf("field %s: union member is not %s", path, unionName(t, rowName))
+		}
 	}
 	bad := func() error { return fmt.Errorf("field %s: unexpected Avro value %T for %s", path, v, t) }
 	switch t.Kind {
@@ -323,65 +326,90 @@ func fromNative(t *schema.Type, v any, rowName, path string) (any, error) {
 			return nil, bad()
 		}
 		return schema.TruncateTimestamp(ts, t.Precision), nil
+	// Arrays, maps and records are goavro's, made for this record alone:
+	// they are converted in place.
 	case schema.KindArray:
 		list, ok := v.([]any)
 		if !ok {
 			return nil, bad()
 		}
-		out := make([]any, len(list))
 		for i, e := range list {
 			var err error
-			if out[i], err = fromNative(t.Elem, e, rowName, path); err != nil {
+			if list[i], err = fromNative(t.Elem, e, rowName, path); err != nil {
 				return nil, fmt.Errorf("%w (element %d)", err, i)
 			}
 		}
-		return out, nil
+		return list, nil
 	case schema.KindMap:
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, bad()
 		}
-		out := make(map[string]any, len(m))
 		for k, e := range m {
 			var err error
-			if out[k], err = fromNative(t.Value, e, rowName, path); err != nil {
+			if m[k], err = fromNative(t.Value, e, rowName, path); err != nil {
 				return nil, fmt.Errorf("%w (key %q)", err, k)
 			}
 		}
-		return out, nil
+		return m, nil
 	case schema.KindRow:
 		m, ok := v.(map[string]any)
-		if !ok {
+		if !ok || len(m) != len(t.Fields) {
 			return nil, bad()
 		}
-		out := make(map[string]any, len(t.Fields))
 		for _, f := range t.Fields {
 			fpath := f.Name
 			if path != "" {
 				fpath = path + "." + f.Name
 			}
+			e, ok := m[f.Name]
+			if !ok {
+				return nil, fmt.Errorf("field %s: missing from the Avro record", fpath)
+			}
 			var err error
-			if out[f.Name], err = fromNative(f.Type, m[f.Name], rowName+"_"+f.Name, fpath); err != nil {
+			if m[f.Name], err = fromNative(f.Type, e, childRowName(rowName, f), fpath); err != nil {
 				return nil, err
 			}
 		}
-		return out, nil
+		return m, nil
 	}
 	return nil, bad()
+}
+
+// childRowName is the record name of field f's ROW type (or of the ROW
+// inside its ARRAY or MAP) in a record named rowName, as convert names it;
+// "" when f's type holds no ROW, which needs no name.
+func childRowName(rowName string, f schema.Field) string {
+	t := f.Type
+	for t.Kind == schema.KindArray || t.Kind == schema.KindMap {
+		if t.Kind == schema.KindArray {
+			t = t.Elem
+		} else {
+			t = t.Value
+		}
+	}
+	if t.Kind != schema.KindRow {
+		return ""
+	}
+	return rowName + "_" + f.Name
 }
 
 // Encode writes a row as one Avro binary record (no header). The row may
 // hold any value that schema.Coerce accepts.
 func (f *Format) Encode(row map[string]any) ([]byte, error) {
-	coerced, err := schema.CoerceRow(f.row, row, "")
-	if err != nil {
-		return nil, fmt.Errorf("format avro: field %w", err)
+	// schema.CoerceRow, field by field into goavro's record: one map, not
+	// two.
+	native := make(map[string]any, len(f.row.Fields))
+	for _, fld := range f.row.Fields {
+		v, err := schema.Coerce(fld.Type, row[fld.Name], fld.Name)
+		if err != nil {
+			return nil, fmt.Errorf("format avro: field %w", err)
+		}
+		if native[fld.Name], err = toNative(fld.Type, v, childRowName(RecordName, fld)); err != nil {
+			return nil, fmt.Errorf("format avro: %w", err)
+		}
 	}
-	native, err := toNative(f.row, coerced, RecordName)
-	if err != nil {
-		return nil, fmt.Errorf("format avro: %w", err)
-	}
-	out, err := f.codec.BinaryFromNative(nil, native)
+	out, err := f.codec.BinaryFromNative(make([]byte, 0, 256), native)
 	if err != nil {
 		return nil, fmt.Errorf("format avro: %w", err)
 	}
@@ -434,7 +462,7 @@ func toNative(t *schema.Type, v any, rowName string) (any, error) {
 		out := make(map[string]any, len(t.Fields))
 		for _, f := range t.Fields {
 			var err error
-			if out[f.Name], err = toNative(f.Type, m[f.Name], rowName+"_"+f.Name); err != nil {
+			if out[f.Name], err = toNative(f.Type, m[f.Name], childRowName(rowName, f)); err != nil {
 				return nil, err
 			}
 		}

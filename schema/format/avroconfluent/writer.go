@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ type node struct {
 	values   *node // map
 	branches []*node
 	scale    int
+	key      string // unionKey, set once parsed (setKeys)
 }
 
 type field struct {
@@ -58,7 +60,29 @@ func parseWriter(text string) (*node, error) {
 		return nil, err
 	}
 	p := &writerParser{named: map[string]*node{}}
-	return p.parse(v, "")
+	n, err := p.parse(v, "")
+	if err != nil {
+		return nil, err
+	}
+	n.setKeys(map[*node]bool{})
+	return n, nil
+}
+
+// setKeys sets key on n and the nodes under it (named types may recur).
+func (n *node) setKeys(seen map[*node]bool) {
+	if n == nil || seen[n] {
+		return
+	}
+	seen[n] = true
+	n.key = n.unionKey()
+	for _, f := range n.fields {
+		f.typ.setKeys(seen)
+	}
+	n.items.setKeys(seen)
+	n.values.setKeys(seen)
+	for _, b := range n.branches {
+		b.setKeys(seen)
+	}
 }
 
 type writerParser struct{ named map[string]*node }
@@ -193,12 +217,12 @@ func toRow(t *schema.Type, n *node, v any, path string) (any, error) {
 		if !ok || len(u) != 1 {
 			return nil, fmt.Errorf("field %s: malformed union value %T", path, v)
 		}
-		for k, inner := range u {
-			for _, b := range n.branches {
-				if b.unionKey() == k {
-					return toRow(t, b, inner, path)
-				}
+		for _, b := range n.branches { // a lookup per branch costs less than ranging over u
+			if inner, ok := u[b.key]; ok {
+				return toRow(t, b, inner, path)
 			}
+		}
+		for k := range u {
 			return nil, fmt.Errorf("field %s: union member %q is not in the writer schema", path, k)
 		}
 	}
@@ -210,8 +234,8 @@ func toRow(t *schema.Type, n *node, v any, path string) (any, error) {
 	}
 	switch t.Kind {
 	case schema.KindBoolean:
-		if b, ok := v.(bool); ok && n.typ == "boolean" {
-			return b, nil
+		if _, ok := v.(bool); ok && n.typ == "boolean" {
+			return v, nil
 		}
 	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
 		var i int64
@@ -254,7 +278,7 @@ func toRow(t *schema.Type, n *node, v any, path string) (any, error) {
 	case schema.KindChar, schema.KindVarchar:
 		switch x := v.(type) {
 		case string:
-			return x, nil
+			return v, nil // as is: boxing x again would allocate
 		case []byte:
 			if n.typ == "bytes" && n.logical == "" {
 				return string(x), nil
@@ -299,14 +323,17 @@ func toRow(t *schema.Type, n *node, v any, path string) (any, error) {
 		if !ok || n.typ != "array" {
 			return nil, incompatible()
 		}
-		out := make([]any, len(list))
+		// goavro's list and maps are this record's alone: converted in
+		// place. An element's path is built only for an error, by
+		// converting it again.
 		for i, e := range list {
 			var err error
-			if out[i], err = toRow(t.Elem, n.items, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if list[i], err = toRow(t.Elem, n.items, e, path); err != nil {
+				_, err = toRow(t.Elem, n.items, e, fmt.Sprintf("%s[%d]", path, i))
 				return nil, err
 			}
 		}
-		return out, nil
+		return list, nil
 	case schema.KindMap:
 		m, ok := v.(map[string]any)
 		if !ok || n.typ != "map" {
@@ -315,14 +342,14 @@ func toRow(t *schema.Type, n *node, v any, path string) (any, error) {
 		if !t.Key.IsString() {
 			return nil, fmt.Errorf("field %s: Avro map keys are strings; %s has %s keys", path, t, t.Key)
 		}
-		out := make(map[string]any, len(m))
 		for k, e := range m {
 			var err error
-			if out[k], err = toRow(t.Value, n.values, e, fmt.Sprintf("%s[%q]", path, k)); err != nil {
+			if m[k], err = toRow(t.Value, n.values, e, path); err != nil {
+				_, err = toRow(t.Value, n.values, e, fmt.Sprintf("%s[%q]", path, k))
 				return nil, err
 			}
 		}
-		return out, nil
+		return m, nil
 	case schema.KindRow:
 		m, ok := v.(map[string]any)
 		if !ok || n.typ != "record" {
@@ -336,8 +363,11 @@ func toRow(t *schema.Type, n *node, v any, path string) (any, error) {
 // recordToRow reads the table's fields by name from a record; a field that
 // the writer does not have is NULL (an error when NOT NULL), as Avro's
 // resolution with a null default.
+//
+// goavro's map m is this record's alone: it becomes the row, converted in
+// place, without the writer's fields that the table does not have.
 func recordToRow(t *schema.Type, n *node, m map[string]any, path string) (map[string]any, error) {
-	out := make(map[string]any, len(t.Fields))
+	out := m
 	for _, f := range t.Fields {
 		fpath := f.Name
 		if path != "" {
@@ -362,6 +392,13 @@ func recordToRow(t *schema.Type, n *node, m map[string]any, path string) (map[st
 			return nil, err
 		}
 		out[f.Name] = v
+	}
+	if len(out) != len(t.Fields) { // every field is in out: extra keys are the writer's
+		for k := range out {
+			if !slices.ContainsFunc(t.Fields, func(f schema.Field) bool { return f.Name == k }) {
+				delete(out, k)
+			}
+		}
 	}
 	return out, nil
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/connectd/connectd/schema"
 )
@@ -105,6 +106,9 @@ func (o Options) validate() error {
 type Format struct {
 	row  *schema.Type
 	opts Options
+	// ascii: the delimiter, quote and escape characters are ASCII, so that
+	// split may scan bytes (splitASCII) instead of runes.
+	ascii bool
 }
 
 // New returns the csv format for rows of type row (kind ROW).
@@ -125,7 +129,9 @@ func New(row *schema.Type, opts Options) (*Format, error) {
 			return nil, fmt.Errorf("format csv: column %s: option 'array-element-delimiter' (%q) must not contain the field delimiter %q", f.Name, opts.ArrayElementDelimiter, opts.FieldDelimiter)
 		}
 	}
-	return &Format{row: row, opts: opts}, nil
+	ascii := opts.FieldDelimiter < utf8.RuneSelf && opts.QuoteCharacter < utf8.RuneSelf &&
+		(!opts.HasEscape || opts.EscapeCharacter < utf8.RuneSelf)
+	return &Format{row: row, opts: opts, ascii: ascii}, nil
 }
 
 // Decode reads one CSV line into a row. With AllowComments a comment line,
@@ -174,6 +180,9 @@ type field struct {
 }
 
 func (f *Format) split(line string) ([]field, error) {
+	if f.ascii && utf8.ValidString(line) { // the rune path reads invalid UTF-8 as U+FFFD
+		return f.splitASCII(line)
+	}
 	var out []field
 	rs := []rune(line)
 	quoting := !f.opts.DisableQuoteCharacter
@@ -233,6 +242,104 @@ func (f *Format) split(line string) ([]field, error) {
 	}
 }
 
+// splitASCII is split for ASCII delimiter, quote and escape characters: it
+// scans bytes (a UTF-8 multi-byte sequence never holds an ASCII byte), and a
+// field without quotes or escapes is a substring of line, not a copy.
+func (f *Format) splitASCII(line string) ([]field, error) {
+	out := make([]field, 0, len(f.row.Fields))
+	delim := byte(f.opts.FieldDelimiter)
+	quote := byte(f.opts.QuoteCharacter)
+	esc := byte(f.opts.EscapeCharacter)
+	hasEsc := f.opts.HasEscape
+	quoting := !f.opts.DisableQuoteCharacter
+	i := 0
+	for {
+		fl := field{}
+		if quoting && i < len(line) && line[i] == quote {
+			fl.quoted = true
+			i++
+			start := i
+			var b []byte // nil while the text is line[start:i]
+			closed := false
+			for i < len(line) {
+				c := line[i]
+				switch {
+				case hasEsc && c == esc && i+1 < len(line):
+					if b == nil {
+						b = append(make([]byte, 0, len(line)-start), line[start:i]...)
+					}
+					b = append(b, line[i+1])
+					i += 2
+					continue
+				case c == quote:
+					if i+1 < len(line) && line[i+1] == quote {
+						if b == nil {
+							b = append(make([]byte, 0, len(line)-start), line[start:i]...)
+						}
+						b = append(b, c)
+						i += 2
+						continue
+					}
+					closed = true
+				default:
+					if b != nil {
+						b = append(b, c)
+					}
+					i++
+					continue
+				}
+				break
+			}
+			if !closed {
+				return nil, fmt.Errorf("field %d: quote is not closed", len(out)+1)
+			}
+			if b != nil {
+				fl.text = string(b)
+			} else {
+				fl.text = line[start:i]
+			}
+			i++ // the closing quote
+			if i < len(line) && line[i] != delim {
+				r, _ := utf8.DecodeRuneInString(line[i:])
+				return nil, fmt.Errorf("field %d: unexpected %q after the closing quote", len(out)+1, r)
+			}
+		} else {
+			start := i
+			escaped := false
+			for i < len(line) && line[i] != delim {
+				if hasEsc && line[i] == esc && i+1 < len(line) {
+					escaped = true
+					i++
+				}
+				i++
+			}
+			fl.raw = line[start:i]
+			fl.text = fl.raw
+			if escaped {
+				fl.text = f.unescape(fl.raw)
+			}
+		}
+		out = append(out, fl)
+		if i >= len(line) {
+			return out, nil
+		}
+		i++ // the delimiter
+	}
+}
+
+// unescape drops the escape character before each escaped character.
+func (f *Format) unescape(s string) string {
+	esc := byte(f.opts.EscapeCharacter)
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == esc && i+1 < len(s) {
+			i++
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
 func (f *Format) decodeField(t *schema.Type, fl field, path string) (any, error) {
 	isNull := !fl.quoted && fl.text == "" && !t.IsString()
 	if f.opts.HasNullLiteral {
@@ -252,7 +359,9 @@ func (f *Format) decodeField(t *schema.Type, fl field, path string) (any, error)
 		out := make([]any, len(parts))
 		for i, p := range parts {
 			var err error
-			if out[i], err = f.decodeField(t.Elem, field{text: p, raw: p}, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if out[i], err = f.decodeField(t.Elem, field{text: p, raw: p}, ""); err != nil {
+				// Again with the element's path, built only for the error.
+				_, err = f.decodeField(t.Elem, field{text: p, raw: p}, fmt.Sprintf("%s[%d]", path, i))
 				return nil, err
 			}
 		}
@@ -314,6 +423,7 @@ func decodeScalar(t *schema.Type, s string) (any, error) {
 // hold any value that schema.Coerce accepts.
 func (f *Format) Encode(row map[string]any) ([]byte, error) {
 	var b strings.Builder
+	b.Grow(256)
 	for i, fld := range f.row.Fields {
 		v, err := schema.Coerce(fld.Type, row[fld.Name], fld.Name)
 		if err != nil {

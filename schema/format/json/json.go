@@ -87,6 +87,9 @@ func ParseOptions(opts map[string]string) (Options, error) {
 type Format struct {
 	row  *schema.Type
 	opts Options
+	// keys are the top fields' names as JSON object keys with their colon,
+	// `"name":`, written once.
+	keys [][]byte
 }
 
 // New returns the json format for rows of type row (kind ROW).
@@ -94,7 +97,11 @@ func New(row *schema.Type, opts Options) (*Format, error) {
 	if row.Kind != schema.KindRow {
 		return nil, fmt.Errorf("format json: want a ROW type, got %s", row)
 	}
-	return &Format{row: row, opts: opts}, nil
+	keys := make([][]byte, len(row.Fields))
+	for i, fld := range row.Fields {
+		keys[i] = append(appendString(nil, fld.Name), ':')
+	}
+	return &Format{row: row, opts: opts, keys: keys}, nil
 }
 
 // Decode reads one JSON object into a row. With IgnoreParseErrors a record
@@ -190,7 +197,7 @@ func (f *Format) decodeValue(t *schema.Type, v any, path string) (any, error) {
 	case schema.KindChar, schema.KindVarchar:
 		switch x := v.(type) {
 		case string:
-			return x, nil
+			return v, nil // as is: boxing x again would allocate
 		case stdjson.Number:
 			return string(x), nil
 		case bool:
@@ -205,7 +212,7 @@ func (f *Format) decodeValue(t *schema.Type, v any, path string) (any, error) {
 	case schema.KindBoolean:
 		switch x := v.(type) {
 		case bool:
-			return x, nil
+			return v, nil
 		case string:
 			if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
 				return b, nil
@@ -360,8 +367,7 @@ func (f *Format) Encode(row map[string]any) ([]byte, error) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendString(buf, fld.Name)
-		buf = append(buf, ':')
+		buf = append(buf, f.keys[i]...)
 		buf = f.appendValue(buf, fld.Type, v)
 	}
 	return append(buf, '}'), nil
@@ -474,11 +480,19 @@ const hexDigits = "0123456789abcdef"
 
 // appendString writes s as a JSON string: quotes, backslashes and control
 // characters escaped, invalid UTF-8 replaced by U+FFFD.
+//
+// Runs of bytes that need no escape are copied at once, s[start:i].
 func appendString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
 			switch {
 			case c == '"' || c == '\\':
 				buf = append(buf, '\\', c)
@@ -488,21 +502,21 @@ func appendString(buf []byte, s string) []byte {
 				buf = append(buf, '\\', 'r')
 			case c == '\t':
 				buf = append(buf, '\\', 't')
-			case c < 0x20:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			default:
-				buf = append(buf, c)
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, s[start:i]...)
 			buf = append(buf, `\ufffd`...)
-		} else {
-			buf = append(buf, s[i:i+size]...)
+			start = i + size
 		}
 		i += size
 	}
+	buf = append(buf, s[start:]...)
 	return append(buf, '"')
 }
