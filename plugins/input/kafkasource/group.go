@@ -93,10 +93,14 @@ func (sess *session) onRevoked(i int, commit bool) func(context.Context, *kgo.Cl
 			return
 		}
 		sortPartitions(tps)
+		if commit {
+			sess.awaitInFlight(ctx, i, tps)
+		}
 		sess.mu.Lock()
 		pos := map[topicPartition]int64{}
+		self := sess.mu.tracker.selfCommits(true)
 		for _, tp := range tps {
-			if o, ok := sess.mu.tracker.commitPosition(tp); ok && o >= 0 {
+			if o, ok := self[tp]; ok && o >= 0 {
 				pos[tp] = o
 			}
 			sess.mu.tracker.removePartition(tp)
@@ -119,6 +123,57 @@ func (sess *session) onRevoked(i int, commit bool) func(context.Context, *kgo.Cl
 		}
 		sess.log.Infof("kafka_source: reader %d released %v to consumer group %q", i, tps, sess.conf.ConsumerGroup)
 	}
+}
+
+// revokeWait bounds how long a revoke waits for the records of the revoked
+// partitions that are in flight: below franz-go's default rebalance timeout
+// (60s), so that the member does not miss the rebalance.
+const revokeWait = 45 * time.Second
+
+// awaitInFlight waits (at most revokeWait, or until ctx ends) until no
+// record of tps is in flight: each was acknowledged or nacked. An
+// exactly-once sink's transaction that carries their offsets then ends
+// before the partitions go to another member, so that the new owner starts
+// from what that transaction committed.
+func (sess *session) awaitInFlight(ctx context.Context, i int, tps []topicPartition) {
+	ctx, cancel := context.WithTimeout(ctx, revokeWait)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		sess.mu.Lock()
+		n := sess.inFlightLocked(tps)
+		sess.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			sess.log.Warnf("kafka_source: reader %d: releasing %v with %d records still in flight after %v; "+
+				"their transactions cannot commit offsets any more and the new owner reads them again", i, tps, n, revokeWait)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// inFlightLocked counts the records of tps that were handed out and neither
+// acknowledged nor nacked (nacked ones wait in the redelivery queue).
+func (sess *session) inFlightLocked(tps []topicPartition) int {
+	n := 0
+	want := make(map[topicPartition]bool, len(tps))
+	for _, tp := range tps {
+		n += sess.mu.tracker.unacked(tp)
+		want[tp] = true
+	}
+	for _, b := range sess.mu.redeliver {
+		for _, p := range b.positions {
+			if want[p.tp] {
+				n--
+			}
+		}
+	}
+	return n
 }
 
 // commitAsMembers commits pos, each partition by the member that owns it.

@@ -2,6 +2,7 @@ package kafkasource
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -58,6 +59,11 @@ type partitionOffsets struct {
 	stop int64
 	// done is true once next reached stop: nothing more is fetched.
 	done bool
+	// txn is true once an exactly-once sink committed (or is committing)
+	// this partition's offsets in its transactions: the source commits it
+	// itself only while none of its records is in flight (see
+	// selfCommits).
+	txn bool
 }
 
 type pendingOffset struct {
@@ -254,6 +260,63 @@ func (t *offsetTracker) uncommitted() map[topicPartition]int64 {
 		}
 	}
 	return out
+}
+
+// selfCommits returns the positions the source commits itself: those that
+// moved since the last commit, or all with refresh. A partition whose
+// offsets an exactly-once sink commits in its transactions (txn) is left
+// out while any of its records is unacknowledged: such a record may be in
+// a transaction that commits a later offset, which this commit, landing
+// after it, would move back. With nothing in flight its position can only
+// have moved past the sink's commit by records that never reached the sink
+// (filtered out, transaction markers), and committing it is safe.
+func (t *offsetTracker) selfCommits(refresh bool) map[topicPartition]int64 {
+	out := map[topicPartition]int64{}
+	for tp, po := range t.parts {
+		if po.txn && po.unacked > 0 {
+			continue
+		}
+		if pos := po.commitPosition(); refresh || pos != po.committed {
+			out[tp] = pos
+		}
+	}
+	return out
+}
+
+// prepareTxn returns, for each partition of ps, the commit position it would
+// have if the records at ps were acknowledged, when that differs from what
+// is committed, and marks the partitions txn. It fails if a partition is
+// not tracked (revoked, or never read by this session). ps is in any order.
+func (t *offsetTracker) prepareTxn(ps map[topicPartition][]int64) (map[topicPartition]int64, error) {
+	out := make(map[topicPartition]int64, len(ps))
+	for tp, offsets := range ps {
+		po := t.parts[tp]
+		if po == nil {
+			return nil, fmt.Errorf("topic %q partition %d is no longer read by this input (revoked or reconnected)", tp.topic, tp.partition)
+		}
+		po.txn = true
+		slices.Sort(offsets)
+		pos := po.next
+		j := 0
+		for _, p := range po.pending[po.head:] {
+			if p.acked {
+				continue
+			}
+			for j < len(offsets) && offsets[j] < p.offset {
+				j++
+			}
+			if j < len(offsets) && offsets[j] == p.offset {
+				j++
+				continue
+			}
+			pos = p.offset
+			break
+		}
+		if pos >= 0 && pos != po.committed {
+			out[tp] = pos
+		}
+	}
+	return out, nil
 }
 
 // markCommitted records that offset was committed for tp.

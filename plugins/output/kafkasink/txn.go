@@ -132,11 +132,20 @@ func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch servi
 		s.m.txnAborted.Incr(1)
 		return s.batchResult(batch, errs)
 	}
+	// The source offsets of the written records join the transaction
+	// only now that records are in it: franz-go sends no EndTxn for a
+	// transaction without records, which would leave offsets-only
+	// transactions open on the broker.
+	sources := s.pairedOrigins(batch, recs, errs)
+	if err := s.commitOffsetsInTxn(endCtx, cl, sources); err != nil {
+		return s.abort(ctx, cl, batch, err)
+	}
 	start := time.Now()
 	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
 		// Whatever the error, the transaction is not committed.
 		return s.abort(ctx, cl, batch, fmt.Errorf("committing: %w", err))
 	}
+	offsetsCommitted(sources)
 	s.m.txnCommitted.Incr(1)
 	s.m.txnCommitLatency.Timing(time.Since(start).Nanoseconds())
 	s.m.txnRecords.Set(s.countSent(recs, errs))
