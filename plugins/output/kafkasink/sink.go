@@ -98,7 +98,7 @@ type Sink struct {
 		client *kgo.Client // nil before Connect, after Close, and after the producer died
 		// clusterID is the cluster id learnt at the first Connect.
 		clusterID string
-		closed bool
+		closed    bool
 	}
 }
 
