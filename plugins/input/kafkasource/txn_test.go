@@ -1,0 +1,192 @@
+package kafkasource
+
+import (
+	"context"
+	"maps"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
+)
+
+// prepareTxn computes the offset a transaction may commit: the lowest
+// offset still unacknowledged if the transaction's records were acked, so
+// that an earlier record in flight holds it back.
+func TestTrackerPrepareTxn(t *testing.T) {
+	t.Parallel()
+	tp := tpT(0)
+	for _, tc := range []struct {
+		name    string
+		fetched []int64
+		acked   []int64
+		txn     []int64
+		commit  int64 // -1: nothing to commit
+	}{
+		{"whole batch", []int64{10, 11, 12}, nil, []int64{10, 11, 12}, 13},
+		{"earlier record in flight", []int64{10, 11, 12}, nil, []int64{11, 12}, -1},
+		{"earlier acked", []int64{10, 11, 12}, []int64{10}, []int64{11}, 12},
+		{"later in flight", []int64{10, 11, 12, 13}, nil, []int64{12, 10, 11}, 13},
+		{"gap of a nacked record", []int64{10, 11, 12}, nil, []int64{10, 12}, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newOffsetTracker(100)
+			tr.addPartition(tp, 10, 10, noStop)
+			for _, o := range tc.fetched {
+				tr.fetchedOne(position{tp: tp, offset: o})
+			}
+			for _, o := range tc.acked {
+				tr.acked([]position{{tp: tp, offset: o}})
+			}
+			got, err := tr.prepareTxn(map[topicPartition][]int64{tp: tc.txn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, ok := got[tp]
+			if tc.commit < 0 && ok || tc.commit >= 0 && o != tc.commit {
+				t.Fatalf("prepareTxn = %v, want %d", got, tc.commit)
+			}
+			// While the transaction's records are unacknowledged the
+			// source does not commit the partition itself.
+			if _, ok := tr.selfCommits(true)[tp]; ok {
+				t.Fatal("the source would commit a partition whose records are in a transaction")
+			}
+		})
+	}
+	tr := newOffsetTracker(100)
+	if _, err := tr.prepareTxn(map[topicPartition][]int64{tp: {1}}); err == nil {
+		t.Fatal("prepareTxn accepted an untracked (revoked) partition")
+	}
+}
+
+// Every message carries its origin; the sink's Prepare and Committed
+// replace the source's own commits: after the records are acknowledged,
+// the commit loop sends no OffsetCommit for offsets the transaction
+// committed, and kafka_source_committed_offset follows the transaction.
+func TestSourceLeavesTxnOffsetsToSink(t *testing.T) {
+	t.Parallel()
+	c, addr := newFakeCluster(t)
+	var commits atomic.Int32
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		commits.Add(1)
+		return nil, nil, false
+	})
+	produceN(t, addr, "t", 5, 0)
+	s := newTestSource(t, sourceYAML(addr, "g", "commit_period: 20ms", "fetch_max_wait: 50ms"))
+	batches := readRecords(t, s, 5)
+
+	var origins []txnoffsets.Origin
+	var src txnoffsets.Source
+	for _, b := range batches {
+		for i, m := range b.msgs {
+			o, ok := txnoffsets.FromContext(m.Context())
+			if !ok {
+				t.Fatalf("message %d has no origin", i)
+			}
+			if o.Topic != b.pos[i].tp.topic || o.Partition != b.pos[i].tp.partition || o.Offset != b.pos[i].offset {
+				t.Fatalf("origin %+v, want %v", o, b.pos[i])
+			}
+			if src != nil && o.Source != src {
+				t.Fatal("messages of one session name different sources")
+			}
+			src = o.Source
+			origins = append(origins, o)
+		}
+	}
+	if src.GroupID() != "g" || !txnoffsets.SameCluster(src.Cluster(), txnoffsets.ClusterIdentity{SeedBrokers: []string{addr}}) {
+		t.Fatalf("source group %q cluster %+v", src.GroupID(), src.Cluster())
+	}
+	pc, err := src.Prepare(origins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[txnoffsets.TopicPartition]int64{{Topic: "t", Partition: 0}: 5}
+	if len(pc) != 1 || pc[0].Member != txnoffsets.NoMember || !maps.Equal(pc[0].Offsets, want) {
+		t.Fatalf("Prepare = %+v, want %v as no member", pc, want)
+	}
+	// Commit-loop ticks while the "transaction" is open: nothing to do
+	// (a commit before Prepare, of the start offset, is allowed).
+	during := commits.Load()
+	time.Sleep(100 * time.Millisecond) // not a wait for a condition: ticks in which to misbehave
+	if n := commits.Load(); n != during {
+		t.Fatalf("the source sent %d OffsetCommits while the records were in a transaction", n-during)
+	}
+	src.Committed(want) // as the sink does after EndTxn
+	for _, b := range batches {
+		_ = b.ack(context.Background(), nil)
+	}
+	time.Sleep(100 * time.Millisecond) // not a wait for a condition: ticks in which to misbehave
+	if n := commits.Load(); n != during {
+		t.Fatalf("the source sent %d OffsetCommits for offsets the transaction committed", n-during)
+	}
+	if got := committedOffsets(t, addr, "g"); got[tpT(0)] > 0 {
+		t.Fatalf("the source committed %v itself", got)
+	}
+}
+
+// In group mode Prepare names the live member id and generation of the
+// reader that owns the partition.
+func TestSourceGroupPrepareNamesMember(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	produceN(t, addr, "t", 3, 0, 1)
+	s := newTestSource(t, sourceYAML(addr, "g", "assignment: group", "readers: 1", "fetch_max_wait: 50ms"))
+	batches := readRecords(t, s, 6)
+	var origins []txnoffsets.Origin
+	for _, b := range batches {
+		for _, m := range b.msgs {
+			o, _ := txnoffsets.FromContext(m.Context())
+			origins = append(origins, o)
+		}
+	}
+	pc, err := origins[0].Source.Prepare(origins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	cl := s.mu.sess.clients[0]
+	s.mu.Unlock()
+	id, gen := cl.GroupMetadata()
+	if id == "" || gen < 1 {
+		t.Fatalf("reader is not a group member: %q %d", id, gen)
+	}
+	if len(pc) != 1 || pc[0].Member.ID != id || pc[0].Member.Generation != gen || len(pc[0].Offsets) != 2 {
+		t.Fatalf("Prepare = %+v, want both partitions as member %q generation %d", pc, id, gen)
+	}
+	for _, b := range batches {
+		_ = b.ack(context.Background(), nil)
+	}
+}
+
+// BenchmarkBuildMessages measures what attaching the origin costs per
+// message (compare origin=false).
+func BenchmarkBuildMessages(b *testing.B) {
+	recs := make([]*kgo.Record, 500)
+	lags := make([]int64, len(recs))
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: "t", Partition: 1, Offset: int64(i), Key: []byte("key"), Value: make([]byte, 200)}
+	}
+	for _, tc := range []struct {
+		name   string
+		origin txnoffsets.Source
+	}{{"origin=false", nil}, {"origin=true", &session{}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			fb := newFetchedBatch(recs, lags, metaAll, tc.origin)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = fb.buildMessages()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/msg")
+		})
+	}
+}
