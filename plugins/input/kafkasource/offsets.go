@@ -241,11 +241,17 @@ func (t *offsetTracker) commitPosition(tp topicPartition) (offset int64, ok bool
 	return po.commitPosition(), true
 }
 
-// positions returns the commit position of every partition.
+// positions returns the position of every partition to resume from: its
+// commit position, or, for a partition whose offsets an exactly-once sink
+// committed further (records committed in a transaction and not yet
+// acknowledged), that offset, so that a reconnect does not read them again.
 func (t *offsetTracker) positions() map[topicPartition]int64 {
 	out := make(map[topicPartition]int64, len(t.parts))
 	for tp, po := range t.parts {
 		out[tp] = po.commitPosition()
+		if po.txn && po.committed > out[tp] {
+			out[tp] = po.committed
+		}
 	}
 	return out
 }
