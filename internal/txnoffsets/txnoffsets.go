@@ -13,6 +13,7 @@ package txnoffsets
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -149,4 +150,18 @@ func FromContext(ctx context.Context) (Origin, bool) {
 		return Origin{}, false
 	}
 	return *o, true
+}
+
+// NotOwnedError is returned by Prepare for partitions the source no longer
+// reads (revoked or lost in group mode, or read by a session that ended):
+// their records must not commit here; their new owner reads them again from
+// the committed offset.
+type NotOwnedError struct {
+	Group      string
+	Partitions []TopicPartition
+	Reason     string
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("consumer group %q: partitions %v are no longer read by this input (%s)", e.Group, e.Partitions, e.Reason)
 }

@@ -257,6 +257,7 @@ func TestEOSCopySIGKILL(t *testing.T) {
 	defer wg.Wait()
 	defer cancel()
 
+	begin := time.Now()
 	// Kill when the output grew by a random share of what is left to reach
 	// (so that every kill lands mid-stream), after a random delay.
 	for k := 1; k <= eosKills; k++ {
@@ -267,7 +268,7 @@ func TestEOSCopySIGKILL(t *testing.T) {
 		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond) // a random instant, not a wait for a condition
 		p.kill()
 		distinct, total := tally.counts()
-		t.Logf("SIGKILL %d at %d distinct / %d total committed output records", k, distinct, total)
+		t.Logf("SIGKILL %d at %v: %d distinct / %d total committed output records", k, time.Since(begin).Round(time.Millisecond), distinct, total)
 	}
 	p := startEOSCopy(t, env...)
 	waitTotal(t, tally, eosRecords, 2*time.Minute, p)
@@ -316,5 +317,12 @@ func TestEOSCopyGroupTakeover(t *testing.T) {
 	t.Logf("SIGKILL of one of two group members at %d distinct / %d total committed output records", distinct, total)
 	waitTotal(t, tally, eosRecords, 2*time.Minute, b)
 	b.stop()
+	if n := strings.Count(b.logs.String(), "was assigned"); n < 2 {
+		t.Errorf("the surviving process was assigned partitions %d times, want a takeover after its first assignment:\n%s", n, b.logs.String())
+	}
+	if d := os.Getenv("CONNECTD_E2E_LOGS"); d != "" {
+		_ = os.WriteFile(d+"/a.log", []byte(a.logs.String()), 0o644)
+		_ = os.WriteFile(d+"/b.log", []byte(b.logs.String()), 0o644)
+	}
 	verifyEOS(t, brokers, kcat, out, "group mode, one member killed")
 }

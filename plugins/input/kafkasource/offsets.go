@@ -291,15 +291,23 @@ func (t *offsetTracker) selfCommits(refresh bool) map[topicPartition]int64 {
 
 // prepareTxn returns, for each partition of ps, the commit position it would
 // have if the records at ps were acknowledged, when that differs from what
-// is committed, and marks the partitions txn. It fails if a partition is
-// not tracked (revoked, or never read by this session). ps is in any order.
-func (t *offsetTracker) prepareTxn(ps map[topicPartition][]int64) (map[topicPartition]int64, error) {
+// is committed, and marks the partitions txn. Partitions that are not
+// tracked (revoked, or never read by this session) are returned in
+// notTracked, sorted, and nothing else is done then. Offsets of each
+// partition may be in any order.
+func (t *offsetTracker) prepareTxn(ps map[topicPartition][]int64) (pos map[topicPartition]int64, notTracked []topicPartition) {
+	for tp := range ps {
+		if t.parts[tp] == nil {
+			notTracked = append(notTracked, tp)
+		}
+	}
+	if len(notTracked) > 0 {
+		sortPartitions(notTracked)
+		return nil, notTracked
+	}
 	out := make(map[topicPartition]int64, len(ps))
 	for tp, offsets := range ps {
 		po := t.parts[tp]
-		if po == nil {
-			return nil, fmt.Errorf("topic %q partition %d is no longer read by this input (revoked or reconnected)", tp.topic, tp.partition)
-		}
 		po.txn = true
 		slices.Sort(offsets)
 		pos := po.next

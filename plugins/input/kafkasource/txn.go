@@ -2,8 +2,6 @@ package kafkasource
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 
@@ -18,8 +16,16 @@ import (
 
 var _ txnoffsets.Source = (*session)(nil)
 
-// errRetired is the cause of Prepare on a session that has ended.
-var errRetired = errors.New("the kafka_source session that read these records has ended (reconnect or close)")
+// notOwned is Prepare's error for partitions whose records must not commit
+// here.
+func (sess *session) notOwned(tps []topicPartition, reason string) *txnoffsets.NotOwnedError {
+	sortPartitions(tps)
+	e := &txnoffsets.NotOwnedError{Group: sess.conf.ConsumerGroup, Reason: reason}
+	for _, tp := range tps {
+		e.Partitions = append(e.Partitions, txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition})
+	}
+	return e
+}
 
 // GroupID is the consumer group the offsets are committed to.
 func (sess *session) GroupID() string { return sess.conf.ConsumerGroup }
@@ -46,11 +52,15 @@ func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, 
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.mu.stopped {
-		return nil, errRetired
+		all := make([]topicPartition, 0, len(ps))
+		for tp := range ps {
+			all = append(all, tp)
+		}
+		return nil, sess.notOwned(all, "the session that read them ended: the input reconnected or closed")
 	}
-	pos, err := sess.mu.tracker.prepareTxn(ps)
-	if err != nil {
-		return nil, fmt.Errorf("consumer group %q: %w", sess.conf.ConsumerGroup, err)
+	pos, notTracked := sess.mu.tracker.prepareTxn(ps)
+	if len(notTracked) > 0 {
+		return nil, sess.notOwned(notTracked, "revoked or lost by this member")
 	}
 	if len(pos) == 0 {
 		return nil, nil
@@ -66,7 +76,7 @@ func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, 
 	for tp, o := range pos {
 		r, ok := sess.owner[tp]
 		if !ok {
-			return nil, fmt.Errorf("consumer group %q: topic %q partition %d has no owning reader (revoked)", sess.conf.ConsumerGroup, tp.topic, tp.partition)
+			return nil, sess.notOwned([]topicPartition{tp}, "no reader owns it")
 		}
 		c := by[r]
 		if c == nil {

@@ -42,9 +42,9 @@ func TestTrackerPrepareTxn(t *testing.T) {
 			for _, o := range tc.acked {
 				tr.acked([]position{{tp: tp, offset: o}})
 			}
-			got, err := tr.prepareTxn(map[topicPartition][]int64{tp: tc.txn})
-			if err != nil {
-				t.Fatal(err)
+			got, notTracked := tr.prepareTxn(map[topicPartition][]int64{tp: tc.txn})
+			if len(notTracked) > 0 {
+				t.Fatal(notTracked)
 			}
 			o, ok := got[tp]
 			if tc.commit < 0 && ok || tc.commit >= 0 && o != tc.commit {
@@ -58,7 +58,7 @@ func TestTrackerPrepareTxn(t *testing.T) {
 		})
 	}
 	tr := newOffsetTracker(100)
-	if _, err := tr.prepareTxn(map[topicPartition][]int64{tp: {1}}); err == nil {
+	if _, notTracked := tr.prepareTxn(map[topicPartition][]int64{tp: {1}}); len(notTracked) != 1 {
 		t.Fatal("prepareTxn accepted an untracked (revoked) partition")
 	}
 }

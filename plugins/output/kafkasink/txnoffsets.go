@@ -64,6 +64,16 @@ func isMemberMoved(err error) bool {
 		errors.Is(err, kerr.FencedInstanceID)
 }
 
+// retriableOffsetsError reports whether a refused offset commit may succeed
+// when the batch is tried again: a retriable Kafka error (coordinator
+// moving or loading, concurrent transactions), a rebalance under way, or a
+// member id or generation that changed (if the partition really moved, the
+// source says so at the next Prepare with a txnoffsets.NotOwnedError).
+func retriableOffsetsError(err error) bool {
+	return errors.Is(err, ErrOffsetsNotCommitted) && (kerr.IsRetriable(err) || isMemberMoved(err) ||
+		errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.ConcurrentTransactions))
+}
+
 // txnSource is one source's part of a transaction.
 type txnSource struct {
 	src     txnoffsets.Source

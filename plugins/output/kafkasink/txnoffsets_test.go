@@ -29,6 +29,10 @@ type fakeSource struct {
 	cluster txnoffsets.ClusterIdentity
 	member  txnoffsets.Member
 
+	// movedAfter, when above 0, makes Prepare calls after that many
+	// answer that the partitions moved.
+	movedAfter int
+
 	mu        sync.Mutex
 	prepared  int
 	committed []map[txnoffsets.TopicPartition]int64
@@ -42,6 +46,16 @@ func (f *fakeSource) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, 
 	defer f.mu.Unlock()
 	f.prepared++
 	c := txnoffsets.Commit{Member: f.member, Offsets: map[txnoffsets.TopicPartition]int64{}}
+	if f.movedAfter > 0 && f.prepared > f.movedAfter {
+		e := &txnoffsets.NotOwnedError{Group: f.group, Reason: "revoked or lost by this member"}
+		for _, o := range origins {
+			tp := txnoffsets.TopicPartition{Topic: o.Topic, Partition: o.Partition}
+			if !slices.Contains(e.Partitions, tp) {
+				e.Partitions = append(e.Partitions, tp)
+			}
+		}
+		return nil, e
+	}
 	for _, o := range origins {
 		tp := txnoffsets.TopicPartition{Topic: o.Topic, Partition: o.Partition}
 		c.Offsets[tp] = max(c.Offsets[tp], o.Offset+1)
@@ -258,9 +272,11 @@ func TestTxnOffsetsAbortOnTxnOffsetCommitError(t *testing.T) {
 }
 
 // In group mode the TxnOffsetCommit carries the member id and generation
-// the source gives; a coordinator that does not know them (the partition
-// moved) refuses, and the batch is aborted with an error that names group,
-// topic and partition.
+// the source gives. A coordinator that does not know them refuses; the
+// transaction is aborted and retried in place (a generation can change
+// while the partition stays), and once the source says the partition moved,
+// its messages fail alone (their new owner reads them again) and nothing of
+// them is visible to read_committed readers.
 func TestTxnOffsetsGroupMemberFenced(t *testing.T) {
 	t.Parallel()
 	c, addr := newCluster(t, kfake.SeedTopics(1, "in", "out"))
@@ -295,24 +311,82 @@ func TestTxnOffsetsGroupMemberFenced(t *testing.T) {
 	}
 	src := newFakeSource(addr)
 	src.member = txnoffsets.Member{ID: "zombie-member", Generation: 7}
+	src.movedAfter = 2
 	s, logs := newLoggedSink(t, eosYAML(addr, ""))
 	connect(t, s)
 
-	err = s.WriteBatch(context.Background(), fromSource(src, 0))
-	if err == nil {
-		t.Fatal("a zombie member's offsets were committed")
+	err = s.WriteBatch(context.Background(), fromSource(src, 0, 1))
+	var berr *service.BatchError
+	if !errors.As(err, &berr) {
+		t.Fatalf("want every message failed alone, got %v", err)
+	}
+	var moved *txnoffsets.NotOwnedError
+	if !errors.As(err, &moved) {
+		t.Fatalf("the failure does not say the partition moved: %v", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(sent) != 1 || sent[0].MemberID != "zombie-member" || sent[0].Generation != 7 || sent[0].Group != "g" {
-		t.Fatalf("TxnOffsetCommit requests %+v, want one as member zombie-member generation 7 of group g", sent)
+	if len(sent) != 2 {
+		t.Fatalf("%d TxnOffsetCommit requests, want 2 (one retry in place before the source said the partition moved)", len(sent))
 	}
-	var oce *OffsetCommitError
-	if !errors.As(err, &oce) || !isMemberMoved(oce.Err) {
-		t.Fatalf("want a moved-member offset commit error, got %v", err)
+	for _, r := range sent {
+		if r.MemberID != "zombie-member" || r.Generation != 7 || r.Group != "g" {
+			t.Fatalf("TxnOffsetCommit as %q generation %d of group %q, want zombie-member generation 7 of g", r.MemberID, r.Generation, r.Group)
+		}
 	}
-	if !strings.Contains(logs.String(), `consumer group \"g\"`) && !strings.Contains(logs.String(), `consumer group "g"`) {
-		t.Errorf("log does not name the group: %s", logs.String())
+	if l := logs.String(); !strings.Contains(l, "consumer group") || !strings.Contains(l, "in") {
+		t.Errorf("log does not name the group and topic: %s", l)
+	}
+	if got := fetchGroupOffsets(t, addr, true); len(got) != 0 {
+		t.Fatalf("group offsets %v, want none", got)
+	}
+	if err := s.WriteBatch(context.Background(), values("out", "after")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCommitted(t, addr, 1, "out"); !slices.Equal(got["out"], []string{"after"}) {
+		t.Fatalf("read_committed sees %v, want only [after]", got["out"])
+	}
+}
+
+// A transient refusal of the offsets (a rebalance under way) aborts the
+// transaction and retries the same batch in place, rather than failing it:
+// a failed batch comes back after later ones, out of per-key order.
+func TestTxnOffsetsRetriedInPlace(t *testing.T) {
+	t.Parallel()
+	c, addr := newCluster(t, kfake.SeedTopics(1, "in", "out"))
+	var calls atomic.Int32
+	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if calls.Add(1) > 1 {
+			return nil, nil, false
+		}
+		r := req.(*kmsg.TxnOffsetCommitRequest)
+		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.NewTxnOffsetCommitResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.RebalanceInProgress.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	src := newFakeSource(addr)
+	s := newConnectedSink(t, eosYAML(addr, ""))
+	if err := s.WriteBatch(context.Background(), fromSource(src, 0, 1, 2)); err != nil {
+		t.Fatalf("want the batch committed after a retry in place, got %v", err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d TxnOffsetCommit requests, want 2", n)
+	}
+	if got := groupOffsets(t, addr); got["in"] != 3 {
+		t.Fatalf("committed offsets %v, want in=3", got)
+	}
+	if got := readCommitted(t, addr, 3, "out"); len(got["out"]) != 3 {
+		t.Fatalf("read_committed sees %v, want the 3 records once", got["out"])
 	}
 }
 
