@@ -320,9 +320,8 @@ func TestEOSCopyGroupTakeover(t *testing.T) {
 	if n := strings.Count(b.logs.String(), "was assigned"); n < 2 {
 		t.Errorf("the surviving process was assigned partitions %d times, want a takeover after its first assignment:\n%s", n, b.logs.String())
 	}
-	if d := os.Getenv("CONNECTD_E2E_LOGS"); d != "" {
-		_ = os.WriteFile(d+"/a.log", []byte(a.logs.String()), 0o644)
-		_ = os.WriteFile(d+"/b.log", []byte(b.logs.String()), 0o644)
-	}
 	verifyEOS(t, brokers, kcat, out, "group mode, one member killed")
+	if t.Failed() {
+		t.Logf("--- killed process:\n%s\n--- surviving process:\n%s", a.logs.String(), b.logs.String())
+	}
 }

@@ -34,6 +34,10 @@ func (sess *session) groupOpts(i int) []kgo.Opt {
 		kgo.OnPartitionsAssigned(sess.onAssigned(i)),
 		kgo.OnPartitionsRevoked(sess.onRevoked(i, true)),
 		kgo.OnPartitionsLost(sess.onRevoked(i, false)),
+		// No kgo.RequireStableFetchOffsets: since franz-go v1.2x a group
+		// consumer always fetches its offsets with require-stable (the
+		// option is a deprecated no-op), so an assigned partition waits
+		// for an open transaction of an exactly-once sink to end.
 	}
 	if c.TopicPattern != nil {
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(c.TopicPattern.String()))

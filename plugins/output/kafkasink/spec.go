@@ -133,11 +133,16 @@ the records and the offsets that produced them commit together or not at all.
 The offset committed for a partition is the next offset to read after the
 batch, held back by any earlier record of that partition still in flight (as
 the source's own commits are), and the source does not commit those offsets
-itself. A refused offset commit aborts the transaction and fails the batch.
-In `+"`assignment: group`"+` mode the commit carries the live member id and generation
-of the reader that owns the partition, so a zombie whose partition moved is
-refused by the broker (the batch is dropped there and read again by the new
-owner); revoking a partition waits for its records in flight. After a crash,
+itself. A refused offset commit aborts the transaction: a transient refusal
+(a rebalance under way, a coordinator moving, a group generation that
+changed) retries the same batch in place, up to 10 times with a back-off (a
+failed batch would come back after later ones, out of per-key order); any
+other refusal fails the batch. In `+"`assignment: group`"+` mode the commit carries the
+live member id and generation of the reader that owns the partition, so a
+zombie whose partition moved is refused by the broker; the messages of
+partitions the source no longer owns fail alone (their new owner reads them
+again) and the rest is committed. Revoking a partition waits for its records
+in flight. After a crash,
 the restarted process fences its predecessor, the broker aborts the open
 transaction, and the source resumes from the committed offsets, read with
 require-stable semantics (it waits while a transaction holding them is open).
