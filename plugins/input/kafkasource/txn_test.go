@@ -2,16 +2,19 @@ package kafkasource
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/connectd/connectd/internal/txnoffsets"
+	"github.com/connectd/connectd/plugins/output/kafkasink"
 )
 
 // prepareTxn computes the offset a transaction may commit: the lowest
@@ -196,5 +199,83 @@ func BenchmarkBuildMessages(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/msg")
 		})
+	}
+}
+
+// kafka_source -> kafka_sink exactly_once on one kfake cluster, pairing by
+// themselves: a batch that reaches the sink before an earlier batch of the
+// same partition commits its records but not past the earlier one (the
+// offset is carried over); when the earlier batch commits, the offset moves
+// past both. The source never commits these offsets itself.
+func TestSourceSinkPairCarryOver(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	var selfCommits atomic.Int32
+	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		for _, rt := range req.(*kmsg.OffsetCommitRequest).Topics {
+			for _, rp := range rt.Partitions {
+				if rp.Offset > 0 {
+					selfCommits.Add(1)
+				}
+			}
+		}
+		return nil, nil, false
+	})
+	produceN(t, addr, "t", 4, 0)
+	s := newTestSource(t, sourceYAML(addr, "g", "batch_size: 2", "commit_period: 20ms", "fetch_max_wait: 50ms"))
+	batches := readRecords(t, s, 4)
+	if len(batches) != 2 {
+		t.Fatalf("%d batches, want 2 of 2 records", len(batches))
+	}
+
+	pc, err := kafkasink.Spec().ParseYAML(fmt.Sprintf(`
+seed_brokers: [ %q ]
+topic: out
+delivery_guarantee: exactly_once
+transactional_id_prefix: carry
+`, addr), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := kafkasink.ConfigFromParsed(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := kafkasink.NewSink(cfg, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	t.Cleanup(func() { _ = sink.Close(context.Background()) })
+	if err := sink.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The later batch first: committed, but the offset stays before the
+	// earlier batch, still in flight.
+	if err := sink.WriteBatch(ctx, batches[1].msgs); err != nil {
+		t.Fatal(err)
+	}
+	_ = batches[1].ack(ctx, nil)
+	if got := committedOffsets(t, addr, "g"); got[tpT(0)] > 0 {
+		t.Fatalf("committed %v past the batch still in flight", got)
+	}
+	if err := sink.WriteBatch(ctx, batches[0].msgs); err != nil {
+		t.Fatal(err)
+	}
+	_ = batches[0].ack(ctx, nil)
+	if got := committedOffsets(t, addr, "g"); got[tpT(0)] != 4 {
+		t.Fatalf("committed %v, want t/0 at 4 after both transactions", got)
+	}
+	time.Sleep(100 * time.Millisecond) // not a wait for a condition: commit-loop ticks in which to misbehave
+	if n := selfCommits.Load(); n != 0 {
+		t.Fatalf("the source committed %d offsets itself", n)
 	}
 }
