@@ -395,6 +395,16 @@ func ownerSlot(topic string, partition int32, n int) int {
 // is retried until the transaction ends: when the restarted sink fences it,
 // or at the latest when the broker aborts it at its transaction timeout. It
 // gives up after stableOffsetsWait with an error that says so.
+//
+// Known gap: fetching all of a group's offsets, the broker reports
+// UNSTABLE_OFFSET_COMMIT only for partitions that already have a committed
+// offset (Kafka's OffsetMetadataManager.fetchAllOffsets iterates the
+// committed ones). A partition whose only offset is in an open transaction
+// reads as uncommitted. That transaction is the killed predecessor's: the
+// restarted sink's producer aborts it (the offsets go with it, so the
+// answer was right), unless it was already committing, which the broker
+// finishes within milliseconds of the EndTxn, long before a restarted
+// process reads offsets.
 func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
 	wait := 50 * time.Millisecond
 	unstableSince := time.Time{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -277,5 +278,83 @@ transactional_id_prefix: carry
 	time.Sleep(100 * time.Millisecond) // not a wait for a condition: commit-loop ticks in which to misbehave
 	if n := selfCommits.Load(); n != 0 {
 		t.Fatalf("the source committed %d offsets itself", n)
+	}
+}
+
+// Committed offsets are read with require-stable semantics: while a
+// transaction that commits offsets of the group is open, fetchCommitted
+// waits, and returns the transaction's offsets once it committed.
+func TestFetchCommittedWaitsForOpenTransaction(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+
+	// The partition has a committed offset: Kafka (and kfake) report
+	// UNSTABLE_OFFSET_COMMIT, when fetching all of a group's offsets, only
+	// for partitions that have one (see fetchCommitted).
+	commitOffsets(t, addr, "g", map[topicPartition]int64{tpT(0): 1})
+	txn := newClient(t, addr, kgo.TransactionalID("open-txn"))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "out", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	pid, epoch, err := txn.ProducerID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = "open-txn", pid, epoch, "g"
+	if resp, err := add.RequestWith(ctx, txn); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("AddOffsetsToTxn: %v %v", err, resp)
+	}
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.TransactionalID, commit.ProducerID, commit.ProducerEpoch, commit.Group = "open-txn", pid, epoch, "g"
+	commit.Generation = -1
+	topics, err := kadm.NewClient(txn).ListTopics(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = "t", topics["t"].ID // v6 (KIP-1319) names topics by id
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, 5, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	commit.Topics = append(commit.Topics, rt)
+	if resp, err := commit.RequestWith(ctx, txn); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("TxnOffsetCommit: %v %+v", err, resp)
+	}
+
+	type result struct {
+		at  int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		offsets, err := fetchCommitted(ctx, kadm.NewClient(newClient(t, addr)), "g")
+		at := int64(-1)
+		if o, ok := offsets.Lookup("t", 0); ok {
+			at = o.At
+		}
+		done <- result{at, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("fetchCommitted returned (%d, %v) while the transaction was open", r.at, r.err)
+	case <-time.After(300 * time.Millisecond): // not a wait for a condition: time in which to misbehave
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.at != 5 {
+		t.Fatalf("fetchCommitted = (%d, %v), want the transaction's offset 5", r.at, r.err)
 	}
 }
