@@ -21,7 +21,7 @@ var receivedRe = regexp.MustCompile(`(?m)^input_received\{[^}]*\} ([0-9.e+]+)$`)
 // runConnectdSource runs kafka_source -> drop until the input has counted
 // records records, polling /metrics.
 // extra is YAML appended to the kafka_source block (four-space indent).
-func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64, extra string) (result, error) {
+func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64, extra string, env []string) (result, error) {
 	port, err := freePort()
 	if err != nil {
 		return result{}, err
@@ -53,6 +53,7 @@ output:
 	}
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, bin, "run", conf)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return result{}, err
@@ -75,15 +76,23 @@ output:
 	return result{}, fmt.Errorf("connectd did not read %d records in 10m", records)
 }
 
-func scrapeReceived(url string) int64 {
+func scrapeReceived(url string) int64 { return sumMetric(receivedRe, scrape(url)) }
+
+// scrape returns the body of a /metrics page, or "" if it is not up yet.
+func scrape(url string) string {
 	resp, err := http.Get(url)
 	if err != nil {
-		return 0
+		return ""
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// sumMetric adds the values of every series re matches (its first group).
+func sumMetric(re *regexp.Regexp, body string) int64 {
 	var total int64
-	for _, m := range receivedRe.FindAllStringSubmatch(string(b), -1) {
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
 		f, _ := strconv.ParseFloat(m[1], 64)
 		total += int64(f)
 	}

@@ -121,13 +121,30 @@ func init() {
 	})
 }
 
+// sourceContender is one connectd configuration in the source scenario.
+type sourceContender struct {
+	name  string
+	extra string   // YAML appended to the kafka_source block
+	env   []string // extra environment of the process
+}
+
+var sourceContenders = []sourceContender{
+	{name: "connectd kafka_source -> drop (defaults: readers 1, batch_size 1024, Benthos metadata keys)"},
+	{name: "connectd, `metadata_keys: [kafka_topic, kafka_partition, kafka_offset]`",
+		extra: "    metadata_keys: [ kafka_topic, kafka_partition, kafka_offset ]"},
+	{name: "connectd, `metadata_keys: []` (raw bytes only)", extra: "    metadata_keys: []"},
+	{name: "connectd, `batch_size: 4096`", extra: "    batch_size: 4096"},
+	{name: "connectd, `readers: 2`", extra: "    readers: 2"},
+	{name: "connectd, `GOGC=100` (Go's default; connectd sets 400)", env: []string{"GOGC=100"}},
+}
+
 func report(ctx context.Context, brokers, bin, topic string, records int64, size, partitions, rounds int) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	var raw, cd, cdMin []result
-	const minimalMeta = "    metadata_keys: [ kafka_topic, kafka_partition, kafka_offset ]"
+	var raw, floor []result
+	cds := make([][]result, len(sourceContenders))
 	for i := range rounds {
 		r, err := runRaw(self, brokers, topic, records)
 		if err != nil {
@@ -135,32 +152,37 @@ func report(ctx context.Context, brokers, bin, topic string, records int64, size
 		}
 		raw = append(raw, r)
 		fmt.Fprintf(os.Stderr, "round %d raw franz-go: %.0f records/s\n", i+1, r.rps())
-		c, err := runConnectdSource(ctx, bin, brokers, topic, records, "")
+		f, err := runFloor(self, records, size)
 		if err != nil {
-			return fmt.Errorf("round %d connectd: %w", i+1, err)
+			return fmt.Errorf("round %d Benthos floor: %w", i+1, err)
 		}
-		cd = append(cd, c)
-		fmt.Fprintf(os.Stderr, "round %d connectd:     %.0f records/s\n", i+1, c.rps())
-		m, err := runConnectdSource(ctx, bin, brokers, topic, records, minimalMeta)
-		if err != nil {
-			return fmt.Errorf("round %d connectd (3 metadata keys): %w", i+1, err)
+		floor = append(floor, f)
+		fmt.Fprintf(os.Stderr, "round %d Benthos floor: %.0f records/s\n", i+1, f.rps())
+		for j, c := range sourceContenders {
+			r, err := runConnectdSource(ctx, bin, brokers, topic, records, c.extra, c.env)
+			if err != nil {
+				return fmt.Errorf("round %d %s: %w", i+1, c.name, err)
+			}
+			cds[j] = append(cds[j], r)
+			fmt.Fprintf(os.Stderr, "round %d %s: %.0f records/s\n", i+1, c.name, r.rps())
 		}
-		cdMin = append(cdMin, m)
-		fmt.Fprintf(os.Stderr, "round %d connectd, 3 metadata keys: %.0f records/s\n", i+1, m.rps())
 	}
-	mr, mc, mm := median(raw), median(cd), median(cdMin)
+	mr := median(raw)
 	fmt.Printf("### kafka_source -> drop vs raw franz-go consumer\n\n")
 	fmt.Printf("%s; %d records of %d bytes over %d partitions, read_committed from the start; %d rounds each, alternating; medians.\n\n",
 		time.Now().UTC().Format("2006-01-02"), records, size, partitions, rounds)
-	fmt.Printf("| contender | records/s | MB/s | CPU s | peak RSS MiB |\n|---|---|---|---|---|\n")
-	row := func(name string, r result) {
-		fmt.Printf("| %s | %.0f | %.1f | %.1f | %.0f |\n", name, r.rps(), r.mbps(), r.CPU, float64(r.PeakRSS)/1024)
+	fmt.Printf("| contender | records/s | ratio to raw | MB/s | CPU s | CPU us/record | peak RSS MiB | per-round records/s |\n|---|---|---|---|---|---|---|---|\n")
+	row := func(name string, rs []result) {
+		r := median(rs)
+		fmt.Printf("| %s | %.0f | %.2f | %.1f | %.1f | %.2f | %.0f | %s |\n", name, r.rps(), r.rps()/mr.rps(), r.mbps(), r.CPU,
+			r.CPU/float64(r.Records)*1e6, float64(r.PeakRSS)/1024, rates(rs))
 	}
-	row("raw franz-go (kgo PollRecords)", mr)
-	row("connectd kafka_source -> drop (readers: 1, all metadata)", mc)
-	row("connectd, `metadata_keys: [kafka_topic, kafka_partition, kafka_offset]`", mm)
-	fmt.Printf("\nRatio connectd / raw records/s: **%.2f** with all metadata, **%.2f** with three keys. Per-round records/s: raw %s; connectd %s; connectd with three keys %s.\n",
-		mc.rps()/mr.rps(), mm.rps()/mr.rps(), rates(raw), rates(cd), rates(cdMin))
+	row("raw franz-go (kgo PollRecords)", raw)
+	row("Benthos floor: generator -> drop, no Kafka, same payload, 8 metadata keys", floor)
+	for j, c := range sourceContenders {
+		row(c.name, cds[j])
+	}
+	fmt.Println()
 	return nil
 }
 

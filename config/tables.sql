@@ -29,3 +29,21 @@ CREATE TABLE refunds (
     'csv.field-delimiter' = ';',
     'csv.null-literal' = '\N'
 );
+
+-- The seed's sink table of issue 5: device metrics in avro-confluent,
+-- written exactly-once. Unlike Flink, connectd accepts the PRIMARY KEY on the
+-- plain kafka connector: its column is the Kafka key (one STRING column:
+-- written as is, format raw). See config/table_kafka.yaml.
+CREATE TABLE device_metrics (
+    device_id STRING,
+    metric_value DOUBLE,
+    PRIMARY KEY (device_id) NOT ENFORCED
+) WITH (
+    'connector' = 'kafka',
+    'topic' = 'device_metrics',
+    'properties.bootstrap.servers' = 'kafka:9092',
+    'format' = 'avro-confluent',
+    'avro-confluent.url' = 'http://schema-registry:8081',
+    'sink.delivery-guarantee' = 'exactly-once',
+    'sink.transactional-id-prefix' = 'flink-producer-'
+);

@@ -42,16 +42,17 @@ func TestSeedStatementsParse(t *testing.T) {
 	if got := sink.Columns[0].Type.String(); got != "STRING NOT NULL" {
 		t.Fatalf("a primary key column is NOT NULL, got %s", got)
 	}
-	// Like Flink: a PRIMARY KEY on the plain kafka connector with an
-	// insert-only format is refused, pointing to upsert-kafka.
-	err = sink.Validate()
-	if err == nil || !strings.Contains(err.Error(), "PRIMARY KEY") || !strings.Contains(err.Error(), "upsert-kafka") {
-		t.Fatalf("kafka_sink: want the PRIMARY KEY error pointing to upsert-kafka, got %v", err)
-	}
-	// The same table without the key validates.
-	sink.PrimaryKey = nil
+	// Unlike Flink, a PRIMARY KEY on the plain kafka connector is accepted
+	// (kafkakey.go): its columns form the Kafka key, a lone STRING column
+	// in the raw format.
 	if err := sink.Validate(); err != nil {
-		t.Fatalf("kafka_sink without PRIMARY KEY: %v", err)
+		t.Fatalf("kafka_sink must validate: %v", err)
+	}
+	if got := sink.KeyFields(); len(got) != 1 || got[0] != "device_id" {
+		t.Fatalf("kafka_sink key fields = %v, want [device_id]", got)
+	}
+	if name, _, ok := sink.KeyFormatOf(); !ok || name != "raw" {
+		t.Fatalf("kafka_sink key format = %q %v, want raw", name, ok)
 	}
 }
 

@@ -51,6 +51,8 @@ const (
 	OptDeliveryGuarantee       = "sink.delivery-guarantee"
 	OptTransactionalIDPrefix   = "sink.transactional-id-prefix"
 	OptSinkPartitioner         = "sink.partitioner"
+	OptSinkBufferFlushMaxRows  = "sink.buffer-flush.max-rows"
+	OptSinkBufferFlushInterval = "sink.buffer-flush.interval"
 	OptValueFieldsIncludeAll   = "ALL"
 	OptValueFieldsIncludeExcpt = "EXCEPT_KEY"
 )
@@ -231,16 +233,18 @@ var connectorOptions = map[string]map[string]check{
 		OptSinkPartitioner:        enum("default", "fixed", "round-robin"),
 	},
 	ConnectorUpsertKafka: {
-		OptConnector:             nonEmpty,
-		OptTopic:                 nonEmpty,
-		OptBootstrapServers:      nonEmpty,
-		OptGroupID:               nonEmpty,
-		OptKeyFormat:             formatName,
-		OptValueFormat:           formatName,
-		OptKeyFieldsPrefix:       anyString,
-		OptValueFieldsInclude:    enum(OptValueFieldsIncludeAll, OptValueFieldsIncludeExcpt),
-		OptDeliveryGuarantee:     enum("none", "at-least-once", "exactly-once"),
-		OptTransactionalIDPrefix: nonEmpty,
+		OptConnector:               nonEmpty,
+		OptTopic:                   nonEmpty,
+		OptBootstrapServers:        nonEmpty,
+		OptGroupID:                 nonEmpty,
+		OptKeyFormat:               formatName,
+		OptValueFormat:             formatName,
+		OptKeyFieldsPrefix:         anyString,
+		OptValueFieldsInclude:      enum(OptValueFieldsIncludeAll, OptValueFieldsIncludeExcpt),
+		OptDeliveryGuarantee:       enum("none", "at-least-once", "exactly-once"),
+		OptTransactionalIDPrefix:   nonEmpty,
+		OptSinkBufferFlushMaxRows:  int64Value,
+		OptSinkBufferFlushInterval: duration,
 	},
 	// No connector: a table used only to decode and encode records, e.g.
 	// with the table_decode processor on a file input.
@@ -304,10 +308,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-// insertOnlyFormats are the formats whose records carry inserts only; all
-// formats connectd knows are.
-var insertOnlyFormats = map[string]bool{FormatJSON: true, FormatCSV: true, FormatRaw: true, FormatAvro: true, FormatAvroConfluent: true}
 
 // validateOptions checks every WITH option: known for the connector and
 // well-formed, format options belonging to a chosen format, and the
@@ -402,7 +402,7 @@ func (t *Table) validateConnector(connector string) []error {
 			add("option 'format' (or 'value.format') is required")
 		}
 		if _, ok := o[OptKeyFields]; ok {
-			if _, ok := o[OptKeyFormat]; !ok {
+			if _, ok := o[OptKeyFormat]; !ok && t.PrimaryKey == nil {
 				add("option 'key.fields' needs 'key.format'")
 			}
 			for _, name := range strings.Split(o[OptKeyFields], ";") {
@@ -410,18 +410,13 @@ func (t *Table) validateConnector(connector string) []error {
 					add("option 'key.fields': %q is not a physical column", strings.TrimSpace(name))
 				}
 			}
-		} else if _, ok := o[OptKeyFormat]; ok {
+		} else if _, ok := o[OptKeyFormat]; ok && t.PrimaryKey == nil {
 			add("option 'key.format' needs 'key.fields' (the columns that form the Kafka key)")
 		}
 		if t.PrimaryKey != nil {
-			f := o[OptFormat]
-			if f == "" {
-				f = o[OptValueFormat]
-			}
-			if insertOnlyFormats[f] {
-				add("the 'kafka' connector with the insert-only format '%s' does not support a PRIMARY KEY, because it cannot guarantee its semantics; "+
-					"use 'connector' = 'upsert-kafka' (upsert mode: the key columns form the Kafka key, a delete is a tombstone), or drop the PRIMARY KEY", f)
-			}
+			// connectd's extension (kafkakey.go): the PRIMARY KEY
+			// columns form the Kafka key.
+			errs = append(errs, t.validatePrimaryKeyAsKey()...)
 		}
 		mode := o[OptStartupMode]
 		if _, ok := o[OptStartupSpecificOffsets]; ok != (mode == "specific-offsets") {
@@ -450,6 +445,19 @@ func (t *Table) validateConnector(connector string) []error {
 		if t.PrimaryKey == nil {
 			add("upsert-kafka needs a PRIMARY KEY (...) NOT ENFORCED: its columns form the Kafka key")
 		}
+		rows, hasRows := o[OptSinkBufferFlushMaxRows]
+		interval, hasInterval := o[OptSinkBufferFlushInterval]
+		n, _ := strconv.ParseInt(strings.TrimSpace(rows), 10, 64)
+		d, _ := ParseFlinkDuration(interval)
+		if hasRows && n < 0 {
+			add("option 'sink.buffer-flush.max-rows' must not be negative")
+		}
+		if (hasRows || hasInterval) && (n > 0) != (d > 0) {
+			add("options 'sink.buffer-flush.max-rows' and 'sink.buffer-flush.interval' go together: both above zero to buffer, or both zero (as in Flink)")
+		}
+	}
+	if _, ok := o[OptKeyFieldsPrefix]; ok && !t.ValueFieldsExceptKey() {
+		add("option 'key.fields-prefix' needs 'value.fields-include' = 'EXCEPT_KEY'")
 	}
 	if o[OptDeliveryGuarantee] == "exactly-once" {
 		if _, ok := o[OptTransactionalIDPrefix]; !ok {

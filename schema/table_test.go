@@ -51,6 +51,10 @@ func TestValidateOptions(t *testing.T) {
 			[]string{"needs 'sink.transactional-id-prefix'"}},
 		{"upsert needs pk", `'connector' = 'upsert-kafka', 'topic' = 'a', 'key.format' = 'json', 'value.format' = 'json'`,
 			[]string{"upsert-kafka needs a PRIMARY KEY"}},
+		{"upsert buffer flush", `'connector' = 'upsert-kafka', 'topic' = 'a', 'key.format' = 'json', 'value.format' = 'json', 'sink.buffer-flush.max-rows' = '100'`,
+			[]string{"upsert-kafka needs a PRIMARY KEY", "'sink.buffer-flush.max-rows' and 'sink.buffer-flush.interval' go together"}},
+		{"prefix needs except key", `'connector' = 'kafka', 'topic' = 'a', 'format' = 'json', 'key.format' = 'json', 'key.fields' = 'id', 'key.fields-prefix' = 'k_'`,
+			[]string{"'key.fields-prefix' needs 'value.fields-include' = 'EXCEPT_KEY'"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tables, err := schema.ParseDDL(strings.Replace(base, "%s", tc.opts, 1))
@@ -71,6 +75,43 @@ func TestValidateOptions(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// A PRIMARY KEY on the kafka connector forms the Kafka key (kafkakey.go).
+func TestPrimaryKeyOnKafka(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, ddl string
+		keyFormat string // "" with want: an error
+		want      string
+	}{
+		{"string pk defaults to raw", `CREATE TABLE t (id STRING, v DOUBLE, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json')`, "raw", ""},
+		{"explicit key format", `CREATE TABLE t (a INT, b INT, v DOUBLE, PRIMARY KEY (a, b) NOT ENFORCED) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json', 'key.format' = 'json')`, "json", ""},
+		{"composite pk needs key format", `CREATE TABLE t (a INT, b INT, PRIMARY KEY (a, b) NOT ENFORCED) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json')`, "",
+			"option 'key.format' is required: the PRIMARY KEY columns (a, b) form the Kafka key"},
+		{"key fields differ", `CREATE TABLE t (a STRING, b STRING, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json', 'key.format' = 'raw', 'key.fields' = 'b')`, "",
+			"option 'key.fields' = 'b' differs from the PRIMARY KEY (a)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tables, err := schema.ParseDDL(tc.ddl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tables[0].Validate()
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("want %q, got %v", tc.want, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name, _, ok := tables[0].KeyFormatOf(); !ok || name != tc.keyFormat {
+				t.Fatalf("key format %q %v, want %q", name, ok, tc.keyFormat)
 			}
 		})
 	}
@@ -166,8 +207,8 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sqlCat.Table("kafka_sink"); err == nil {
-		t.Fatal("kafka_sink: PRIMARY KEY on plain kafka must be refused on lookup")
+	if _, err := sqlCat.Table("kafka_sink"); err != nil {
+		t.Fatalf("kafka_sink: a PRIMARY KEY on plain kafka is the Kafka key: %v", err)
 	}
 	src, err := sqlCat.Table("kafka_source")
 	if err != nil {

@@ -49,10 +49,21 @@ type Config struct {
 
 // FromParsed reads the connection fields of a component's parsed config.
 func FromParsed(conf *service.ParsedConfig) (Config, error) {
+	return FromParsedWithBrokers(conf, nil)
+}
+
+// FromParsedWithBrokers is FromParsed with the brokers to use when the
+// config has no seed_brokers: a Flink table's `properties.bootstrap.servers`.
+func FromParsedWithBrokers(conf *service.ParsedConfig, brokers []string) (Config, error) {
 	var c Config
-	brokers, err := conf.FieldStringList(FieldSeedBrokers)
-	if err != nil {
-		return c, err
+	if conf.Contains(FieldSeedBrokers) {
+		listed, err := conf.FieldStringList(FieldSeedBrokers)
+		if err != nil {
+			return c, err
+		}
+		if len(listed) > 0 || brokers == nil {
+			brokers = listed
+		}
 	}
 	for _, b := range brokers {
 		for _, addr := range strings.Split(b, ",") {
@@ -61,6 +72,7 @@ func FromParsed(conf *service.ParsedConfig) (Config, error) {
 			}
 		}
 	}
+	var err error
 	if c.ClientID, err = conf.FieldString(FieldClientID); err != nil {
 		return c, err
 	}

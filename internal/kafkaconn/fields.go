@@ -41,9 +41,11 @@ func Fields() []*service.ConfigField {
 	return []*service.ConfigField{
 		service.NewStringListField(FieldSeedBrokers).
 			Description("Kafka bootstrap addresses as `host:port`. An entry may hold several addresses separated by commas. " +
-				"No default: at least one address is required. Flink option: `properties.bootstrap.servers`.").
+				"No default: at least one address is required, here or (for components with a `table`) in the table's " +
+				"`properties.bootstrap.servers`. Flink option: `properties.bootstrap.servers`.").
 			Example([]string{"localhost:9092"}).
-			Example([]string{"broker-1:9092,broker-2:9092"}),
+			Example([]string{"broker-1:9092,broker-2:9092"}).
+			Optional(),
 		service.NewStringField(FieldClientID).
 			Description("Client id sent with every request, visible in broker logs and quotas. Default `connectd`. " +
 				"Flink option: `properties.client.id` (Flink derives it from `client.id.prefix`).").
@@ -115,7 +117,7 @@ func LintFields() []speclint.Field {
 // list elements (each a string error or null), to splice into a component's
 // lint rule array so that `connectd lint` reports them before run time.
 const LintChecks = `
-  if this.seed_brokers.or([]).filter(b -> b.string().trim() != "").length() == 0 { "field seed_brokers: at least one broker address is required" } else { null },
+  if this.table == null && this.ddl == null && this.seed_brokers.or([]).filter(b -> b.string().trim() != "").length() == 0 { "field seed_brokers: at least one broker address is required" } else { null },
   if ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"].contains(this.sasl.mechanism.or("none")) && this.sasl.username.or("") == "" { "field sasl.username: required for mechanism %s".format(this.sasl.mechanism) } else { null },
   if this.sasl.mechanism.or("none") == "OAUTHBEARER" && this.sasl.token.or("") == "" { "field sasl.token: required for mechanism OAUTHBEARER" } else { null },
 `

@@ -134,6 +134,33 @@ output:
 `,
 			want: []string{"start_from"},
 		},
+		{
+			name: "table option connectd does not support",
+			yaml: `
+input:
+  kafka_source:
+    ddl: |
+      CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json',
+        'properties.bootstrap.servers' = '127.0.0.1:9092', 'properties.group.id' = 'g', 'scan.parallelism' = '2')
+output:
+  drop: {}
+`,
+			want: []string{"option 'scan.parallelism' is not supported"},
+		},
+		{
+			name: "field contradicting a table option",
+			yaml: `
+input:
+  stdin: {}
+output:
+  kafka_sink:
+    topic: other
+    ddl: |
+      CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json',
+        'properties.bootstrap.servers' = '127.0.0.1:9092')
+`,
+			want: []string{"field topic", "option 'topic' = 'a'"},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,11 +21,21 @@ import (
 // in group mode on the real broker. Once both hold partitions, one is
 // killed with SIGKILL; the other must take its partitions over (after the
 // session timeout) and, together, their outputs must hold every record
-// (duplicates allowed: at-least-once).
+// (duplicates allowed: at-least-once). It runs with the classic protocol and
+// with KIP-848's (group_protocol: consumer), where the broker assigns.
 func TestSourceGroupModeSIGKILL(t *testing.T) {
 	t.Parallel()
+	for _, protocol := range []string{"classic", "consumer"} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			testSourceGroupModeSIGKILL(t, protocol)
+		})
+	}
+}
+
+func testSourceGroupModeSIGKILL(t *testing.T, protocol string) {
 	brokers := kafkatest.Broker(t)
-	topic := kafkatest.NewTopic(t, brokers, "e2e-source-group", 4)
+	topic := kafkatest.NewTopic(t, brokers, "e2e-source-group-"+protocol, 4)
 	group := topic + "-group"
 	dir := t.TempDir()
 	conf := writeFile(t, "group.yaml", fmt.Sprintf(`
@@ -39,6 +49,7 @@ input:
     topics: [ %q ]
     consumer_group: %q
     assignment: group
+    group_protocol: %s
     group_session_timeout: 6s
     commit_period: 100ms
     fetch_max_wait: 100ms
@@ -46,7 +57,7 @@ output:
   file:
     path: "${OUT}"
     codec: lines
-`, brokers, topic, group))
+`, brokers, topic, group, protocol))
 	start := func(name string) (*exec.Cmd, string, *lockedBuffer) {
 		out := filepath.Join(dir, name+".txt")
 		cmd := exec.Command(connectdBin(t), "run", conf)
@@ -70,21 +81,7 @@ output:
 	}
 	defer adm.Close()
 	// Both processes are members and hold partitions.
-	for {
-		groups, err := adm.DescribeGroups(ctx, group)
-		if err == nil {
-			if g, ok := groups[group]; ok && g.State == "Stable" && len(g.Members) == 2 {
-				held := 0
-				for _, m := range g.Members {
-					if a, ok := m.Assigned.AsConsumer(); ok && len(a.Topics) > 0 && len(a.Topics[0].Partitions) > 0 {
-						held++
-					}
-				}
-				if held == 2 {
-					break
-				}
-			}
-		}
+	for !bothHoldPartitions(ctx, adm, group, protocol) {
 		if ctx.Err() != nil {
 			t.Fatalf("the two processes did not share the partitions; logs:\n%s\n%s", logsA.String(), logsB.String())
 		}
@@ -172,4 +169,35 @@ output:
 	if err := b.Wait(); err != nil {
 		t.Fatalf("survivor did not exit cleanly on SIGTERM: %v\n%s", err, logsB.String())
 	}
+}
+
+// bothHoldPartitions reports whether group has two members and each holds a
+// partition. A KIP-848 group (protocol consumer) is described with
+// ConsumerGroupDescribe, a classic one with DescribeGroups.
+func bothHoldPartitions(ctx context.Context, adm *kadm.Client, group, protocol string) bool {
+	held := 0
+	if protocol == "consumer" {
+		groups, err := adm.DescribeConsumerGroups(ctx, group)
+		g, ok := groups[group]
+		if err != nil || !ok || g.Err != nil || len(g.Members) != 2 {
+			return false
+		}
+		for _, m := range g.Members {
+			if len(m.Assignment.Sorted()) > 0 {
+				held++
+			}
+		}
+		return held == 2
+	}
+	groups, err := adm.DescribeGroups(ctx, group)
+	g, ok := groups[group]
+	if err != nil || !ok || g.State != "Stable" || len(g.Members) != 2 {
+		return false
+	}
+	for _, m := range g.Members {
+		if a, ok := m.Assigned.AsConsumer(); ok && len(a.Topics) > 0 && len(a.Topics[0].Partitions) > 0 {
+			held++
+		}
+	}
+	return held == 2
 }

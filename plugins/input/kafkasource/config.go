@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/plugins/processor/tablespec"
 )
 
 // StartFrom says where reading begins for a partition the first time a
@@ -155,7 +157,27 @@ type Config struct {
 	Assignment Assignment
 	// SessionTimeout of a group member (group mode). Default 45s.
 	SessionTimeout time.Duration
+	// GroupProtocol of group mode. Default GroupProtocolClassic.
+	GroupProtocol GroupProtocol
+	// Table, when set, decodes each record into a row of a Flink table,
+	// whose WITH options also set the subscription, brokers, group, start
+	// and stop offsets and discovery interval (table.go). nil: no table.
+	Table *kafkatable.Codec
+	// OnError is the bad-record policy with a Table. Default fail.
+	OnError tablespec.Policy
 }
+
+// GroupProtocol is the consumer group protocol of group mode (field
+// group_protocol).
+type GroupProtocol string
+
+const (
+	// GroupProtocolClassic is the client-side assignment protocol
+	// (JoinGroup/SyncGroup), cooperative-sticky.
+	GroupProtocolClassic GroupProtocol = "classic"
+	// GroupProtocolConsumer is KIP-848: the coordinator assigns.
+	GroupProtocolConsumer GroupProtocol = "consumer"
+)
 
 // Shard is a static share of the splits: the process with Index of Count
 // owns the splits whose owner slot, over Count x Readers slots, falls in
@@ -171,7 +193,12 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		c   Config
 		err error
 	)
-	if c.Conn, err = kafkaconn.FromParsed(conf); err != nil {
+	table, tset, err := tableFromParsed(conf)
+	if err != nil {
+		// The table's problems first: the rest depends on its settings.
+		return c, err
+	}
+	if c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers); err != nil {
 		return c, err
 	}
 	if conf.Contains(fieldTopics) {
@@ -194,8 +221,10 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.DiscoveryInterval, err = conf.FieldDuration(fieldDiscoveryInterval); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
-		return c, err
+	if conf.Contains(fieldConsumerGroup) {
+		if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
+			return c, err
+		}
 	}
 	s, err := conf.FieldString(fieldStartFrom)
 	if err != nil {
@@ -249,6 +278,10 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.SessionTimeout, err = conf.FieldDuration(fieldSessionTimeout); err != nil {
 		return c, err
 	}
+	if s, err = conf.FieldString(fieldGroupProtocol); err != nil {
+		return c, err
+	}
+	c.GroupProtocol = GroupProtocol(s)
 	if c.StartTimestamp, err = timestampFromParsed(conf, fieldStartTimestamp); err != nil {
 		errs = append(errs, err)
 	}
@@ -260,6 +293,19 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	if c.StopOffsets, err = offsetsFromParsed(conf, fieldStopOffsets); err != nil {
 		errs = append(errs, err)
+	}
+	if onError, _ := conf.FieldString(fieldOnError); table == nil && onError != string(tablespec.PolicyFail) {
+		errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s)", fieldOnError, kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
+	}
+	if table != nil {
+		c.Table = table
+		if s, err = conf.FieldString(fieldOnError); err != nil {
+			return c, err
+		}
+		c.OnError = tablespec.Policy(s)
+		if err := c.applyTable(tset); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
@@ -306,6 +352,15 @@ func (c Config) validate() error {
 	}
 	if c.SessionTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", fieldSessionTimeout, c.SessionTimeout))
+	}
+	switch c.GroupProtocol {
+	case GroupProtocolClassic:
+	case GroupProtocolConsumer:
+		if c.Assignment != AssignmentGroup {
+			errs = append(errs, fmt.Errorf("field %s: only used with %s: %s", fieldGroupProtocol, fieldAssignment, AssignmentGroup))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldGroupProtocol, c.GroupProtocol, GroupProtocolClassic, GroupProtocolConsumer))
 	}
 	if c.DiscoveryInterval < 0 {
 		errs = append(errs, fmt.Errorf("field %s: must not be negative (0 turns discovery off), got %v", fieldDiscoveryInterval, c.DiscoveryInterval))

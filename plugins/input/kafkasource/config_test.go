@@ -69,6 +69,11 @@ func TestConfigProblems(t *testing.T) {
 			yaml: `{seed_brokers: [ "b:9092" ], topics: [ t ], consumer_group: g, batch_size: 100, checkpoint_limit: 10}`,
 			want: []string{"field checkpoint_limit: 10 is below batch_size 100"},
 		},
+		{
+			name: "group protocol without group mode",
+			yaml: `{seed_brokers: [ "b:9092" ], topics: [ t ], consumer_group: g, group_protocol: consumer}`,
+			want: []string{"field group_protocol: only used with assignment: group"},
+		},
 	}
 	linter := service.GlobalEnvironment().NewComponentConfigLinter()
 	for _, tt := range tests {

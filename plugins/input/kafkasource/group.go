@@ -27,7 +27,6 @@ func (sess *session) groupOpts(i int) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(c.ConsumerGroup),
 		kgo.DisableAutoCommit(),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.SessionTimeout(c.SessionTimeout),
 		// Three heartbeats per session timeout, as the Java client.
 		kgo.HeartbeatInterval(min(3*time.Second, c.SessionTimeout/3)),
@@ -38,6 +37,13 @@ func (sess *session) groupOpts(i int) []kgo.Opt {
 		// consumer always fetches its offsets with require-stable (the
 		// option is a deprecated no-op), so an assigned partition waits
 		// for an open transaction of an exactly-once sink to end.
+	}
+	if c.GroupProtocol == GroupProtocolConsumer {
+		// KIP-848: the coordinator assigns; franz-go takes the sticky
+		// balancer as the server-side "uniform" assignor.
+		opts = append(opts, kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
+	} else {
+		opts = append(opts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
 	}
 	if c.TopicPattern != nil {
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(c.TopicPattern.String()))

@@ -50,17 +50,29 @@ var metaKeys = []struct {
 	{metaLag, metaBitLag}, {metaHeaders, metaBitHeaders},
 }
 
-// metaAll is the default: every key.
+// metaAll is every key.
 const metaAll = metaBitHeaders<<1 - 1
 
-// allMetaKeyNames returns every metadata_keys value.
-func allMetaKeyNames() []string {
-	names := make([]string, len(metaKeys))
-	for i, k := range metaKeys {
-		names[i] = k.name
+// metaDefault is the default of metadata_keys: the keys Benthos's own Kafka
+// input (kafka_franz) sets, and the headers. Eight keys keep Benthos's
+// metadata map in Go's small-map form; kafka_timestamp_type and
+// kafka_leader_epoch (Flink's `timestamp-type` and `leader-epoch`) are opt-in.
+const metaDefault = metaAll &^ (metaBitTimestampType | metaBitLeaderEpoch)
+
+// metaKeyNames returns the metadata_keys values of set, in documentation
+// order.
+func metaKeyNames(set metaSet) []string {
+	var names []string
+	for _, k := range metaKeys {
+		if set&k.bit != 0 {
+			names = append(names, k.name)
+		}
 	}
 	return names
 }
+
+// allMetaKeyNames returns every metadata_keys value.
+func allMetaKeyNames() []string { return metaKeyNames(metaAll) }
 
 // parseMetaSet turns metadata_keys into a set, naming an unknown key.
 func parseMetaSet(names []string) (metaSet, error) {
@@ -81,12 +93,37 @@ func parseMetaSet(names []string) (metaSet, error) {
 	return set, nil
 }
 
+// Metadata values boxed once: storing a string in an interface allocates, and
+// these are set on every message.
+var (
+	boxedCreateTime    any = timestampTypeCreate
+	boxedLogAppendTime any = timestampTypeLogAppend
+	boxedNoTimestamp   any = timestampTypeNone
+)
+
+// partitionBoxes holds a partition's topic and partition number boxed once
+// for the records of one batch, which mostly come in runs of one partition.
+type partitionBoxes struct {
+	topic          string
+	partition      int32
+	boxedTopic     any
+	boxedPartition any
+}
+
+func (pb *partitionBoxes) of(r *kgo.Record) *partitionBoxes {
+	if pb.boxedTopic == nil || pb.topic != r.Topic || pb.partition != r.Partition {
+		*pb = partitionBoxes{topic: r.Topic, partition: r.Partition, boxedTopic: r.Topic, boxedPartition: int(r.Partition)}
+	}
+	return pb
+}
+
 // recordMessage turns a record into a message: the content is the record
 // value, and the metadata is what set selects of the spec's Metadata
 // section. Headers are set first so that a header cannot overwrite a kafka_
-// field.
-func recordMessage(r *kgo.Record, lag int64, set metaSet) *service.Message {
+// field. boxes caches the topic and partition values between calls.
+func recordMessage(r *kgo.Record, lag int64, set metaSet, boxes *partitionBoxes) *service.Message {
 	msg := service.NewMessage(r.Value)
+	pb := boxes.of(r)
 	if set&metaBitHeaders != 0 {
 		for _, h := range r.Headers {
 			msg.MetaSetMut(h.Key, string(h.Value))
@@ -96,10 +133,10 @@ func recordMessage(r *kgo.Record, lag int64, set metaSet) *service.Message {
 		msg.MetaSetMut(metaKey, string(r.Key))
 	}
 	if set&metaBitTopic != 0 {
-		msg.MetaSetMut(metaTopic, r.Topic)
+		msg.MetaSetMut(metaTopic, pb.boxedTopic)
 	}
 	if set&metaBitPartition != 0 {
-		msg.MetaSetMut(metaPartition, int(r.Partition))
+		msg.MetaSetMut(metaPartition, pb.boxedPartition)
 	}
 	if set&metaBitOffset != 0 {
 		msg.MetaSetMut(metaOffset, r.Offset)
@@ -125,14 +162,14 @@ func recordMessage(r *kgo.Record, lag int64, set metaSet) *service.Message {
 	return msg
 }
 
-func timestampType(a kgo.RecordAttrs) string {
+func timestampType(a kgo.RecordAttrs) any {
 	switch a.TimestampType() {
 	case 0:
-		return timestampTypeCreate
+		return boxedCreateTime
 	case 1:
-		return timestampTypeLogAppend
+		return boxedLogAppendTime
 	default:
-		return timestampTypeNone
+		return boxedNoTimestamp
 	}
 }
 

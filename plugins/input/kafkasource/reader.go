@@ -55,13 +55,14 @@ func (b *fetchedBatch) prepare() {
 
 func (b *fetchedBatch) buildMessages() service.MessageBatch {
 	batch := make(service.MessageBatch, len(b.records))
+	var boxes partitionBoxes
 	var ctxs []txnoffsets.OriginContext
 	if b.origin != nil {
 		// One allocation for the origins of the whole batch.
 		ctxs = make([]txnoffsets.OriginContext, len(b.records))
 	}
 	for i, r := range b.records {
-		msg := recordMessage(r, b.lags[i], b.meta)
+		msg := recordMessage(r, b.lags[i], b.meta, &boxes)
 		if ctxs != nil {
 			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: b.origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
 			msg = msg.WithContext(&ctxs[i])

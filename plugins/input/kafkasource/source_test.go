@@ -354,7 +354,9 @@ func TestSourceMetadata(t *testing.T) {
 			Headers: []kgo.RecordHeader{{Key: "h1", Value: []byte("x")}, {Key: "h2", Value: []byte("y")}, {Key: "kafka_topic", Value: []byte("spoof")}}},
 		&kgo.Record{Topic: "t", Partition: 1, Key: []byte("gone"), Value: nil, Timestamp: ts.Add(time.Second)},
 	)
-	s := newTestSource(t, sourceYAML(addr, "g", "start_from: earliest"))
+	s := newTestSource(t, sourceYAML(addr, "g", "start_from: earliest",
+		"metadata_keys: [ kafka_key, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp_ms, kafka_timestamp_unix, "+
+			"kafka_timestamp_type, kafka_tombstone_message, kafka_leader_epoch, kafka_lag, headers ]"))
 	b := readRecords(t, s, 2)
 	var msgs service.MessageBatch
 	for _, rb := range b {

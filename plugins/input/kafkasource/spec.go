@@ -18,6 +18,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/internal/speclint"
 )
 
@@ -48,6 +49,7 @@ const (
 	fieldShardCount        = "count"
 	fieldAssignment        = "assignment"
 	fieldSessionTimeout    = "group_session_timeout"
+	fieldGroupProtocol     = "group_protocol"
 )
 
 // Defaults, shared by the spec, the lint rule and the tests.
@@ -106,9 +108,13 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldReaders, Kind: speclint.Int},
 	speclint.Field{Path: fieldAssignment, Kind: speclint.String},
 	speclint.Field{Path: fieldSessionTimeout, Kind: speclint.Duration},
+	speclint.Field{Path: fieldGroupProtocol, Kind: speclint.String},
 	speclint.Field{Path: fieldShard, Kind: speclint.Object},
 	speclint.Field{Path: fieldShard + "." + fieldShardIndex, Kind: speclint.Int},
 	speclint.Field{Path: fieldShard + "." + fieldShardCount, Kind: speclint.Int},
+	speclint.Field{Path: kafkatable.FieldCatalog, Kind: speclint.String},
+	speclint.Field{Path: kafkatable.FieldDDL, Kind: speclint.String},
+	speclint.Field{Path: fieldOnError, Kind: speclint.String},
 )
 
 // boundsLintChecks are the lint checks of the start, stop, readers and shard
@@ -176,6 +182,7 @@ let period = this.commit_period.or("5s").string().trim()
 let max_wait = this.fetch_max_wait.or("500ms").string().trim()
 let subscriptions = [$topics.length() > 0, this.topic_pattern.or("") != "", this.partitions != null].filter(b -> b).length()
 let sub_topics = if this.partitions.type() == "object" { this.partitions.keys() } else { $topics }
+let has_table = this.table != null || this.ddl.or("") != ""
 let start_from = this.start_from.or(%[3]q)
 let stop_at = this.stop_at.or(%[9]q)
 root = [%[7]s%[8]s
@@ -183,18 +190,22 @@ root = [%[7]s%[8]s
   if ![%[9]q, %[2]q, %[10]q, %[11]q].contains($stop_at) { "field stop_at: unknown value %%q (want %[9]s, %[2]s, %[10]s or %[11]s)".format(this.stop_at) } else { null },
   if ![%[1]q, %[2]q, %[4]q].contains(this.committed_fallback.or(%[1]q)) { "field committed_fallback: unknown value %%q (want %[1]s, %[2]s or %[4]s)".format(this.committed_fallback) } else { null },
   if ![%[5]q, %[6]q].contains(this.isolation_level.or(%[5]q)) { "field isolation_level: unknown value %%q (want %[5]s or %[6]s)".format(this.isolation_level) } else { null },
-  if $subscriptions == 0 { "field topics: at least one topic is required (or topic_pattern, or partitions)" } else if $subscriptions > 1 { "field topics: set only one of topics, topic_pattern and partitions" } else { null },
-  if this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
+  if $subscriptions == 0 && !$has_table { "field topics: at least one topic is required (or topic_pattern, or partitions)" } else if $subscriptions > 1 { "field topics: set only one of topics, topic_pattern and partitions" } else { null },
+  if !$has_table && this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
   if $period.re_match("^-") || !$period.re_match("[1-9]") { "field commit_period: must be a positive Go duration such as 5s, got %%v".format(this.commit_period.or("")) } else { null },
   if $max_wait.re_match("^-") || !$max_wait.re_match("[1-9]") { "field fetch_max_wait: must be a positive Go duration such as 500ms, got %%v".format(this.fetch_max_wait.or("")) } else { null },
   if $batch_size < 1 { "field batch_size: must be at least 1, got %%v".format($batch_size) } else { null },
   if $limit < 1 { "field checkpoint_limit: must be at least 1, got %%v".format($limit) } else if $batch_size > $limit {
     "field checkpoint_limit: %%v is below batch_size %%v; one batch could exceed the limit, raise checkpoint_limit to at least %%v".format($limit, $batch_size, $batch_size)
   } else { null },
+  if this.group_protocol.or(%[14]q) != %[14]q && this.assignment.or(%[15]q) != %[16]q { "field group_protocol: only used with assignment: %[16]s" } else { null },
   this.metadata_keys.or([]).filter(k -> !%[12]s.contains(k)).map_each(k -> "field metadata_keys: unknown key %%q (want any of %%s)".format(k, %[12]s.join(", "))),
+  if $has_table { this.%[13]s() } else { null },
+  if !$has_table && this.on_error.or("fail") != "fail" { "field on_error: only used with a table (fields table, catalog, ddl)" } else { null },
 ].flatten().filter(e -> e != null)
 `, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
-	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang()))
+	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang(), lintTableMethod,
+	GroupProtocolClassic, AssignmentEnumerator, AssignmentGroup))
 
 // anySlice converts a default list to []any, the form Benthos hands to lint
 // rules (a []string reaches Bloblang as an unknown type).
@@ -273,9 +284,34 @@ range is logged as an error and counted in `+"`kafka_source_offset_resets`"+`.
   partitions between processes (cooperative-sticky); a crashed process's partitions move after
   `+"`group_session_timeout`"+`, and records it had not committed are read again. No bounded reads.
 
+### Tables (Flink's CREATE TABLE)
+
+With `+"`table`"+` (a name in `+"`catalog`"+` or `+"`ddl`"+`, or an inline table), the table's WITH options set
+`+"`topics`"+` (`+"`topic`"+`, semicolon-separated), `+"`topic_pattern`"+` (`+"`topic-pattern`"+`), `+"`seed_brokers`"+`
+(`+"`properties.bootstrap.servers`"+`), `+"`consumer_group`"+` (`+"`properties.group.id`"+`), `+"`start_from`"+`
+(`+"`scan.startup.mode`"+`: earliest-offset, latest-offset, group-offsets = committed, timestamp, specific-offsets),
+`+"`start_timestamp`"+` / `+"`start_offsets`"+` (`+"`scan.startup.timestamp-millis`"+` / `+"`scan.startup.specific-offsets`"+`),
+`+"`stop_at`"+`, `+"`stop_timestamp`"+`, `+"`stop_offsets`"+` (`+"`scan.bounded.*`"+`; `+"`group-offsets`"+` is not supported)
+and `+"`discovery_interval`"+` (`+"`scan.topic-partition-discovery.interval`"+`). The message content becomes the
+typed row: key columns decoded from the key (`+"`key.format`"+`, `+"`key.fields`"+`, `+"`key.fields-prefix`"+`),
+value columns from the value (`+"`format`"+` / `+"`value.format`"+`, `+"`value.fields-include`"+`; the value wins for a
+column in both, as in Flink), metadata columns from the record (`+"`timestamp`"+`, `+"`partition`"+`, `+"`offset`"+`,
+`+"`topic`"+`, `+"`headers`"+`, `+"`leader-epoch`"+`, `+"`timestamp-type`"+`) and computed columns evaluated last. The
+metadata below is still set. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
+`+"`kafka_source_skipped`"+`; with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
+and `+"`kafka_tombstone_message`"+` is true; an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
+follows `+"`on_error`"+`.
+
+The table is the single source of truth: a field that it also sets must agree with it, or the config is
+refused with an error naming the field and the option. Benthos fills in defaults before connectd sees a config (at lint and
+at run time), so a field written with its default value (say `+"`start_from: committed`"+` against
+`+"`'latest-offset'`"+`) cannot be told from an absent one: the table wins over it. Options of the writing side (`+"`sink.*`"+`) are allowed
+and unused; options connectd does not support are errors naming them.
+
 ### Metadata
 
-This input adds the following metadata fields to each message:
+This input adds the following metadata fields to each message (`+"`metadata_keys`"+` selects them; the two
+marked opt-in are set only when listed there):
 
 `+"```text"+`
 - kafka_key                (string)
@@ -284,9 +320,9 @@ This input adds the following metadata fields to each message:
 - kafka_offset             (int64)
 - kafka_timestamp_ms       (int64, milliseconds since the Unix epoch)
 - kafka_timestamp_unix     (int64, seconds since the Unix epoch)
-- kafka_timestamp_type     (string: CreateTime or LogAppendTime)
+- kafka_timestamp_type     (string: CreateTime or LogAppendTime; opt-in)
 - kafka_tombstone_message  (bool, true when the record value is null)
-- kafka_leader_epoch       (int, -1 if unknown)
+- kafka_leader_epoch       (int, -1 if unknown; opt-in)
 - kafka_lag                (int64, records after this one in its partition when it was fetched: high watermark minus next offset)
 - every record header      (string)
 `+"```"+`
@@ -348,7 +384,8 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Advanced(),
 			service.NewStringField(fieldConsumerGroup).
 				Description("Consumer group that receives the committed offsets and, with `start_from: committed`, provides the start offsets. "+
-					"No default: required. Flink option: `properties.group.id`."),
+					"No default: required, here or (with a `table`) in the table's `properties.group.id`. Flink option: `properties.group.id`.").
+				Optional(),
 			service.NewStringEnumField(fieldStartFrom, string(StartEarliest), string(StartLatest), string(StartCommitted), string(StartTimestamp), string(StartOffsets)).
 				Description("Where to start reading when the input connects: `earliest` (log start), `latest` (end of each partition, "+
 					"resolved once at connect), `committed` (the group's committed offset, else `committed_fallback`), "+
@@ -412,8 +449,19 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Description("With `assignment: group`: how long the coordinator waits for a silent member (a crashed process) "+
 					"before giving its partitions to the others (Go duration). The broker bounds it with "+
 					"`group.min.session.timeout.ms` and `group.max.session.timeout.ms` (6s to 30m by default). "+
-					"Default `45s`. Flink option: `properties.session.timeout.ms`.").
+					"With `group_protocol: consumer` the broker decides instead (`group.consumer.session.timeout.ms`, 45s by "+
+					"default) and this field is not used. Default `45s`. Flink option: `properties.session.timeout.ms`.").
 				Default(defaultSessionTimeout).
+				Advanced(),
+			service.NewStringEnumField(fieldGroupProtocol, string(GroupProtocolClassic), string(GroupProtocolConsumer)).
+				Description("With `assignment: group`: the group protocol. `classic`: the members assign partitions among "+
+					"themselves (cooperative-sticky, incremental rebalances). `consumer`: KIP-848, the broker's coordinator "+
+					"assigns partitions itself and rebalances without a group-wide barrier; needs Kafka 4.0 or later "+
+					"(`group.coordinator.rebalance.protocols` including `consumer`, the default from 4.0), and franz-go advises "+
+					"Kafka 4.3 or later, before which an offset commit can meet a STALE_MEMBER_EPOCH the client cannot "+
+					"handle (the commit is retried at the next `commit_period`; no record is lost). Default `classic`. "+
+					"Flink option: `properties.group.protocol`.").
+				Default(string(GroupProtocolClassic)).
 				Advanced(),
 			service.NewIntField(fieldReaders).
 				Description("Number of readers in this process, each with its own Kafka client and fetch loop, fetching in parallel. "+
@@ -477,13 +525,17 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Advanced(),
 			service.NewStringListField(fieldMetadataKeys).
 				Description("Metadata set on each message: any of the names in the Metadata section, and `headers` for the record "+
-					"headers. Default: all of them. Each value costs CPU (about 0.2 us per key, and past eight keys Benthos's metadata "+
-					"map grows, doubling the cost per message), so a pipeline that reads few keys can list just those, as a Flink "+
-					"table reads only the metadata columns it declares. Flink option: the `METADATA FROM` columns of the table.").
-				Default(anySlice(allMetaKeyNames())).
+					"headers. Default: the keys Benthos's own Kafka input sets (`kafka_key`, `kafka_topic`, `kafka_partition`, "+
+					"`kafka_offset`, `kafka_timestamp_ms`, `kafka_timestamp_unix`, `kafka_tombstone_message`, `kafka_lag`) and the "+
+					"headers; `kafka_timestamp_type` and `kafka_leader_epoch` are set only when listed. Each value costs CPU (about "+
+					"0.1 us per key, and past eight keys Benthos's metadata map grows, doubling the cost per message), so a pipeline "+
+					"that reads few keys can list just those, as a Flink table reads only the metadata columns it declares. "+
+					"Flink option: the `METADATA FROM` columns of the table.").
+				Default(anySlice(metaKeyNames(metaDefault))).
 				Example([]string{"kafka_key", "kafka_topic", "kafka_partition", "kafka_offset"}).
 				Advanced(),
 		).
+		Fields(tableFields()...).
 		LintRule(lintRule).
 		Example("Backfill up to now, then exit",
 			"Read everything written before the input started, from the group's committed offsets (else the start), "+
@@ -523,6 +575,29 @@ input:
     readers: 4
     shard: { index: 1, count: 3 }
 `).
+		Example("Read a Flink table",
+			"Every setting comes from the table's WITH options, as in Flink: topic, brokers, group, start mode, discovery "+
+				"interval, and the JSON format; each message becomes a typed row (`event_time` a timestamp, `ts` the record "+
+				"timestamp). A record that does not decode goes on with its raw bytes and the error, for a dead-letter route.",
+			`
+input:
+  kafka_source:
+    on_error: dead_letter
+    ddl: |
+      CREATE TABLE user_events (
+        user_id STRING,
+        event_time TIMESTAMP(3),
+        ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL
+      ) WITH (
+        'connector' = 'kafka',
+        'topic' = 'user_events',
+        'properties.bootstrap.servers' = 'localhost:9092',
+        'properties.group.id' = 'user-events-reader',
+        'scan.startup.mode' = 'earliest-offset',
+        'scan.topic-partition-discovery.interval' = '1 min',
+        'format' = 'json'
+      )
+`).
 		Example("Resume a consumer group",
 			"Read two topics from the group's committed offsets (from the start for new partitions), and commit every second.",
 			`
@@ -544,6 +619,9 @@ func init() {
 			c, err := configFromParsed(conf)
 			if err != nil {
 				return nil, err
+			}
+			if c.Table != nil {
+				return newTableInput(newSource(c, mgr), c, mgr), nil
 			}
 			return newSource(c, mgr), nil
 		})

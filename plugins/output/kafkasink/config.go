@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
 )
 
 // DeliveryGuarantee is what the sink promises about a message once the input
@@ -137,6 +138,11 @@ type Config struct {
 	// AllowAutoTopicCreation asks the broker to create missing topics.
 	// Default true, as the Java producer.
 	AllowAutoTopicCreation bool
+	// Table, when set, encodes each message's row into the record's value,
+	// key, timestamp and headers; its WITH options also set the topic,
+	// brokers, delivery guarantee, transactional id prefix and partitioner
+	// (table.go). nil: the message content is the value.
+	Table *kafkatable.Codec
 }
 
 // ConfigFromParsed reads and validates a kafka_sink config.
@@ -155,9 +161,16 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 			errs = append(errs, e)
 		}
 	}
-	c.Conn, connErr = kafkaconn.FromParsed(conf)
-	c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
-	keep(err)
+	table, tset, err := tableFromParsed(conf)
+	if err != nil {
+		// The table's problems first: the rest depends on its settings.
+		return c, err
+	}
+	c.Conn, connErr = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
+	if conf.Contains(FieldTopic) {
+		c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
+		keep(err)
+	}
 	if conf.Contains(FieldKey) {
 		c.Key, err = conf.FieldInterpolatedString(FieldKey)
 		keep(err)
@@ -210,6 +223,10 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	keep(err)
 	c.AllowAutoTopicCreation, err = conf.FieldBool(FieldAutoCreateTopics)
 	keep(err)
+	if table != nil {
+		c.Table = table
+		keep(c.applyTable(tset, conf.Contains(FieldMaxInFlight)))
+	}
 	if len(errs) > 0 {
 		return c, errors.Join(append([]error{connErr}, errs...)...)
 	}
@@ -227,18 +244,7 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("field %s: must not be empty", FieldTopic))
 	}
 	errs = append(errs, c.validatePartitioner()...)
-	switch c.DeliveryGuarantee {
-	case DeliveryAtLeastOnce, DeliveryNone:
-		if c.TransactionalIDPrefix != "" {
-			errs = append(errs, fmt.Errorf("field %s: only used with %s %s, but %s is %s",
-				FieldTransactionalIDPrefix, FieldDeliveryGuarantee, DeliveryExactlyOnce, FieldDeliveryGuarantee, c.DeliveryGuarantee))
-		}
-	case DeliveryExactlyOnce:
-		errs = append(errs, c.validateExactlyOnce()...)
-	default:
-		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s, %s or %s)",
-			FieldDeliveryGuarantee, c.DeliveryGuarantee, DeliveryAtLeastOnce, DeliveryExactlyOnce, DeliveryNone))
-	}
+	errs = append(errs, c.validateGuarantee()...)
 	if c.MaxInFlight < 1 {
 		errs = append(errs, fmt.Errorf("field %s: must be at least 1, got %d", FieldMaxInFlight, c.MaxInFlight))
 	}
@@ -258,6 +264,25 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldTimeout, c.Timeout))
 	}
 	return errors.Join(errs...)
+}
+
+// validateGuarantee collects the problems of delivery_guarantee and the
+// fields that depend on it.
+func (c Config) validateGuarantee() []error {
+	var errs []error
+	switch c.DeliveryGuarantee {
+	case DeliveryAtLeastOnce, DeliveryNone:
+		if c.TransactionalIDPrefix != "" {
+			errs = append(errs, fmt.Errorf("field %s: only used with %s %s, but %s is %s",
+				FieldTransactionalIDPrefix, FieldDeliveryGuarantee, DeliveryExactlyOnce, FieldDeliveryGuarantee, c.DeliveryGuarantee))
+		}
+	case DeliveryExactlyOnce:
+		errs = append(errs, c.validateExactlyOnce()...)
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s, %s or %s)",
+			FieldDeliveryGuarantee, c.DeliveryGuarantee, DeliveryAtLeastOnce, DeliveryExactlyOnce, DeliveryNone))
+	}
+	return errs
 }
 
 // validateExactlyOnce collects the problems of the exactly_once fields.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafkatable"
 )
 
 // partitionUnassigned marks a record that has not been partitioned yet. The
@@ -29,6 +31,9 @@ type recordBuilder struct {
 	// partitionMeta: the partitioner reads the message metadata (a
 	// partition_expression), carried in the record's partitionCheck.
 	partitionMeta bool
+	// table encodes the message's row into value, key, timestamp and
+	// headers (table.go); nil without a table.
+	table *kafkatable.Codec
 }
 
 func newRecordBuilder(c Config) recordBuilder {
@@ -43,16 +48,42 @@ func newRecordBuilder(c Config) recordBuilder {
 		headers:       headers,
 		partition:     c.Partition,
 		partitionMeta: c.Partitioner == PartitionerExpression,
+		table:         c.Table,
 	}
 }
 
-// build returns the record for message i of batch. Expressions are evaluated
-// against the whole batch, so batch functions (batch_index(), batch_size())
-// work. On error the record is nil, or carries the topic if that was already
-// computed (for metric labels).
-func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, error) {
-	msg := batch[i]
-	topic, err := batch.TryInterpolatedString(i, b.topic)
+// batchRecords builds the records of one batch. Its interpolation executors
+// hold the batch once, so that batch functions (batch_index(), batch_size())
+// work without copying the batch for every message and expression (Benthos's
+// MessageBatch.TryInterpolatedString does that copy on each call: quadratic
+// in the batch size, a second per 10,000-record batch).
+type batchRecords struct {
+	b                                  recordBuilder
+	batch                              service.MessageBatch
+	topic, key, timestampMs, partition *service.MessageBatchInterpolationExecutor
+}
+
+// forBatch prepares to build the records of batch.
+func (b recordBuilder) forBatch(batch service.MessageBatch) batchRecords {
+	br := batchRecords{b: b, batch: batch, topic: batch.InterpolationExecutor(b.topic)}
+	if b.key != nil {
+		br.key = batch.InterpolationExecutor(b.key)
+	}
+	if b.timestampMs != nil {
+		br.timestampMs = batch.InterpolationExecutor(b.timestampMs)
+	}
+	if b.partition != nil {
+		br.partition = batch.InterpolationExecutor(b.partition)
+	}
+	return br
+}
+
+// build returns the record for message i of the batch. On error the record
+// is nil, or carries the topic if that was already computed (for metric
+// labels).
+func (br batchRecords) build(i int) (*kgo.Record, error) {
+	b, msg := br.b, br.batch[i]
+	topic, err := br.topic.TryString(i)
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", FieldTopic, err)
 	}
@@ -65,7 +96,7 @@ func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, er
 		return r, fmt.Errorf("reading message payload for topic %q: %w", topic, err)
 	}
 	if b.key != nil {
-		key, err := batch.TryInterpolatedBytes(i, b.key)
+		key, err := br.key.TryBytes(i)
 		if err != nil {
 			return r, fmt.Errorf("field %s: %w", FieldKey, err)
 		}
@@ -74,7 +105,7 @@ func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, er
 		}
 	}
 	if b.timestampMs != nil {
-		s, err := batch.TryInterpolatedString(i, b.timestampMs)
+		s, err := br.timestampMs.TryString(i)
 		if err != nil {
 			return r, fmt.Errorf("field %s: %w", FieldTimestampMs, err)
 		}
@@ -87,7 +118,7 @@ func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, er
 		}
 	}
 	if b.partition != nil {
-		s, err := batch.TryInterpolatedString(i, b.partition)
+		s, err := br.partition.TryString(i)
 		if err != nil {
 			return r, fmt.Errorf("field %s: %w", FieldPartition, err)
 		}
@@ -112,6 +143,9 @@ func (b recordBuilder) build(batch service.MessageBatch, i int) (*kgo.Record, er
 		// Metadata has no order; sort so that equal messages give equal
 		// records.
 		slices.SortFunc(r.Headers, func(a, b kgo.RecordHeader) int { return strings.Compare(a.Key, b.Key) })
+	}
+	if b.table != nil {
+		return r, fillFromTable(b.table, msg, r)
 	}
 	return r, nil
 }

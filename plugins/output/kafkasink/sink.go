@@ -239,8 +239,9 @@ func (s *Sink) countSent(recs []*kgo.Record, errs []error) int64 {
 func (s *Sink) buildRecords(batch service.MessageBatch) (recs []*kgo.Record, errs []error) {
 	recs = make([]*kgo.Record, len(batch))
 	errs = make([]error, len(batch))
+	rb := s.records.forBatch(batch)
 	for i := range batch {
-		r, err := s.records.build(batch, i)
+		r, err := rb.build(i)
 		if err != nil {
 			errs[i] = err
 			topic := ""

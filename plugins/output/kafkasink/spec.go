@@ -28,6 +28,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/internal/speclint"
 )
 
@@ -194,6 +195,39 @@ topic are used without a restart.
   message only, naming the value. This replaces Flink's custom partitioner
   class.
 
+### Tables (Flink's CREATE TABLE)
+
+With `+"`table`"+` (a name in `+"`catalog`"+` or `+"`ddl`"+`, or an inline table), the table's WITH options
+set `+"`topic`"+` (`+"`topic`"+`), `+"`seed_brokers`"+` (`+"`properties.bootstrap.servers`"+`), `+"`delivery_guarantee`"+`
+(`+"`sink.delivery-guarantee`"+`), `+"`transactional_id_prefix`"+` (`+"`sink.transactional-id-prefix`"+`) and
+`+"`partitioner`"+` (`+"`sink.partitioner`"+`), and each message is a row (structured content, as
+kafka_source or table_decode produce) that is encoded into the record:
+
+- the value with `+"`format`"+` / `+"`value.format`"+` and its options; with `+"`value.fields-include`"+` =
+  `+"`EXCEPT_KEY`"+` the key columns are left out;
+- the key from the key columns (`+"`key.fields`"+`, else the PRIMARY KEY) with `+"`key.format`"+`, named
+  without `+"`key.fields-prefix`"+`; an avro-confluent key uses the subject `+"`<topic>-key`"+`;
+- the record timestamp from a `+"`METADATA FROM 'timestamp'`"+` column and the headers from a
+  `+"`METADATA FROM 'headers'`"+` column (`+"`MAP<STRING, BYTES>`"+`); other metadata columns are
+  read-only and must be `+"`VIRTUAL`"+`, as in Flink.
+
+A PRIMARY KEY on the plain `+"`kafka`"+` connector, which Flink refuses with an insert-only format,
+is accepted: its columns are the key (one STRING or BYTES column defaults to `+"`key.format`"+` =
+`+"`raw`"+`; otherwise `+"`key.format`"+` is required). With `+"`upsert-kafka`"+` the key is the PRIMARY KEY
+and a message with metadata `+"`kafka_tombstone_message`"+` = true (as kafka_source sets on a
+tombstone it read) is a delete: a record with the key and a null value; its
+`+"`sink.buffer-flush.max-rows`"+` / `+"`sink.buffer-flush.interval`"+` become `+"`batching`"+` `+"`count`"+` / `+"`period`"+`
+(a batch is not reduced to the last row per key, as Flink's buffer is: the topic's compaction does that). A row that cannot be
+encoded fails that message, naming the table and topic.
+
+The table is the single source of truth: a field that it also sets must agree with it, or the
+config is refused with an error naming the field and the option (`+"`key`"+` against key columns,
+`+"`timestamp_ms`"+` and `+"`metadata`"+` against the timestamp and headers columns too). Benthos fills in
+defaults before connectd sees a config (at lint and at run time), so a field written with its default
+value (say `+"`delivery_guarantee: at_least_once`"+` against `+"`'exactly-once'`"+`) cannot be told from an
+absent one: the table wins over it. Options of the reading side (`+"`scan.*`"+`, `+"`properties.group.id`"+`) are allowed
+and unused; options connectd does not support are errors naming them.
+
 ### Errors
 
 Messages are written in parallel and, except with exactly_once (see above),
@@ -231,8 +265,9 @@ With exactly_once:
 		Fields(kafkaconn.Fields()...).
 		Fields(
 			service.NewInterpolatedStringField(FieldTopic).
-				Description("Topic to write each message to, interpolated per message. Required, no default. Flink option: `topic`.").
-				Examples("events", `${! @kafka_topic }-copy`),
+				Description("Topic to write each message to, interpolated per message. Required, no default, unless a `table` sets `topic`. Flink option: `topic`.").
+				Examples("events", `${! @kafka_topic }-copy`).
+				Optional(),
 			service.NewInterpolatedStringField(FieldKey).
 				Description("Record key, interpolated per message. Absent or evaluating to an empty string means a null key "+
 					"(sticky partitioning). Default: absent. Flink option: `key.fields` with `key.format` (here an expression instead of columns).").
@@ -347,11 +382,23 @@ With exactly_once:
 				Default(defaultTimeout).
 				Advanced(),
 		).
+		Fields(kafkatable.Fields("sink")...).
 		LintRule(lintRule).
 		Example("Key-partitioned JSON events",
 			"Writes each message to `orders`, keyed by its `customer_id` so that a customer's orders share a partition, "+
 				"with the `trace_id` metadata as a header and the event time as the record timestamp.",
 			exampleKeyed).
+		Example("Write a Flink table",
+			"The seed's sink table: rows (structured messages) are written to `device_metrics` in avro-confluent, keyed by the "+
+				"PRIMARY KEY `device_id` (raw bytes), exactly-once with the table's transactional id prefix. The table names a "+
+				"table of a catalog file of `CREATE TABLE` statements.",
+			`
+output:
+  kafka_sink:
+    catalog: ./config/tables.sql
+    table: device_metrics
+    transactional_id_suffix: ${HOSTNAME}
+`).
 		Example("Exactly-once batches",
 			"Writes batches of up to 1000 messages (or what arrived within 500ms) as Kafka transactions, routing each message "+
 				"to a topic named after its `kind` field. Each instance needs its own stable `transactional_id_suffix`; here the "+
@@ -414,6 +461,8 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: FieldPartition, Kind: speclint.String},
 	speclint.Field{Path: FieldPartitionExpression, Kind: speclint.String},
 	speclint.Field{Path: FieldWriterIndex, Kind: speclint.Int},
+	speclint.Field{Path: kafkatable.FieldCatalog, Kind: speclint.String},
+	speclint.Field{Path: kafkatable.FieldDDL, Kind: speclint.String},
 )
 
 // lintRule reports at lint time the problems that validate() also reports
@@ -424,16 +473,19 @@ let eos = $dg == %[3]q
 let mmb = this.max_message_bytes.or(%[4]d)
 let part = this.partitioner.or("default").string().lowercase().replace_all("-", "_")
 let tt = this.transaction_timeout.or(%[8]q).trim().parse_duration()
+let has_table = this.table != null || this.ddl.or("") != ""
 root = [%[7]s
-  if ![%[1]q, %[3]q, %[2]q].contains($dg) { "field delivery_guarantee: unknown value %%q (want %[1]s, %[3]s or %[2]s)".format(this.delivery_guarantee) } else { null },
+  if !$has_table && this.topic.or("") == "" { "field topic: required" } else { null },
+  if $has_table { this.%[12]s() } else { null },
+  if !$has_table && ![%[1]q, %[3]q, %[2]q].contains($dg) { "field delivery_guarantee: unknown value %%q (want %[1]s, %[3]s or %[2]s)".format(this.delivery_guarantee) } else { null },
   if this.max_in_flight.or(1) < 1 { "field max_in_flight: must be at least 1, got %%v".format(this.max_in_flight) } else { null },
   if $mmb < %[5]d || $mmb > %[6]d { "field max_message_bytes: must be between %[5]d and %[6]d, got %%v".format($mmb) } else { null },
   if $tt < 1000000 { "field transaction_timeout: must be at least 1ms, got %%v".format(this.transaction_timeout.or(%[8]q)) } else { null },
-  if $eos && this.transactional_id_prefix.or("").trim() == "" { "field transactional_id_prefix: required with delivery_guarantee %[3]s" } else { null },
-  if $eos && this.transactional_id_suffix.or("0").trim() == "" { "field transactional_id_suffix: must not be empty with delivery_guarantee %[3]s (an unset environment variable?)" } else { null },
-  if !$eos && this.transactional_id_prefix.or("") != "" { "field transactional_id_prefix: only used with delivery_guarantee %[3]s, but delivery_guarantee is %%s".format($dg) } else { null },
-  if $eos && this.max_in_flight.or(1) > 1 { "field max_in_flight: must be 1 with delivery_guarantee %[3]s (a transactional producer runs one transaction at a time), got %%v".format(this.max_in_flight) } else { null },
-  if $eos && $tt > 0 && this.batching.period.or("").trim() != "" && this.batching.period.trim().parse_duration() >= $tt { "field batching.period: must be shorter than transaction_timeout (%%s) with delivery_guarantee %[3]s, got %%s".format(this.transaction_timeout.or(%[8]q), this.batching.period) } else { null },
+  if !$has_table && $eos && this.transactional_id_prefix.or("").trim() == "" { "field transactional_id_prefix: required with delivery_guarantee %[3]s" } else { null },
+  if !$has_table && $eos && this.transactional_id_suffix.or("0").trim() == "" { "field transactional_id_suffix: must not be empty with delivery_guarantee %[3]s (an unset environment variable?)" } else { null },
+  if !$has_table && !$eos && this.transactional_id_prefix.or("") != "" { "field transactional_id_prefix: only used with delivery_guarantee %[3]s, but delivery_guarantee is %%s".format($dg) } else { null },
+  if !$has_table && $eos && this.max_in_flight.or(1) > 1 { "field max_in_flight: must be 1 with delivery_guarantee %[3]s (a transactional producer runs one transaction at a time), got %%v".format(this.max_in_flight) } else { null },
+  if !$has_table && $eos && $tt > 0 && this.batching.period.or("").trim() != "" && this.batching.period.trim().parse_duration() >= $tt { "field batching.period: must be shorter than transaction_timeout (%%s) with delivery_guarantee %[3]s, got %%s".format(this.transaction_timeout.or(%[8]q), this.batching.period) } else { null },
   if ![%[9]s].contains($part) { "field partitioner: unknown partitioner %%q (want %[10]s)".format(this.partitioner) } else { null },
   if $part == "manual" && this.partition.or("").trim() == "" { "field partition: required with partitioner manual" } else { null },
   if $part != "manual" && this.partition != null { "field partition: only used with partitioner manual, but partitioner is %%s".format($part) } else { null },
@@ -441,9 +493,9 @@ root = [%[7]s
   if $part != "expression" && this.partition_expression.or("") != "" { "field partition_expression: only used with partitioner expression, but partitioner is %%s".format($part) } else { null },
   if $part == "expression" && this.partition_expression.or("").trim() != "" { this.partition_expression.%[11]s() } else { null },
   if this.writer_index.or(0) < 0 { "field writer_index: must not be negative, got %%v".format(this.writer_index) } else { null },
-].filter(e -> e != null)
+].flatten().filter(e -> e != null)
 `, DeliveryAtLeastOnce, DeliveryNone, DeliveryExactlyOnce, defaultMaxMessageBytes, minMessageBytes, maxMessageBytes,
-	kafkaconn.LintChecks, defaultTransactionTimeout, quotedPartitioners(), partitionerList(), lintExpressionMethod))
+	kafkaconn.LintChecks, defaultTransactionTimeout, quotedPartitioners(), partitionerList(), lintExpressionMethod, lintTableMethod))
 
 // quotedPartitioners is the partitioner names as a Bloblang array body.
 func quotedPartitioners() string {

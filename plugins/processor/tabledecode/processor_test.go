@@ -136,7 +136,7 @@ CREATE TABLE mistyped (s STRING, y AS s * 2) WITH ('format' = 'json');
 	for _, tc := range []struct{ conf, want string }{
 		{"catalog: " + cat + "\ntable: a\n", ""},
 		{"catalog: " + cat + "\ntable: nope\n", "field table: catalog: no table nope (tables: a, computed, mistyped, pk, unsupported)"},
-		{"catalog: " + cat + "\ntable: pk\n", "use 'connector' = 'upsert-kafka'"},
+		{"catalog: " + cat + "\ntable: pk\n", "option 'key.format' is required: the PRIMARY KEY columns (x) form the Kafka key"},
 		{"catalog: " + cat + "\ntable: computed\n", ""},
 		{"catalog: " + cat + "\ntable: unsupported\n", "column y AS PROCTIME(): line 1, column 1: unsupported Flink SQL function PROCTIME"},
 		{"catalog: " + cat + "\ntable: mistyped\n", "column y AS s * 2 (CEL: s * 2): ERROR: 1:3: found no matching overload for '_*_' applied to '(wrapper(string), int)'"},

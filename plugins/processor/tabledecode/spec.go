@@ -28,7 +28,8 @@ this processor produces.
 Metadata columns (`+"`METADATA FROM 'key'`"+`) are filled from the message metadata that `+"`kafka_source`"+` sets:
 `+"`topic`"+` from kafka_topic, `+"`partition`"+` from kafka_partition, `+"`offset`"+` from kafka_offset, `+"`timestamp`"+`
 from kafka_timestamp_ms, `+"`timestamp-type`"+` from kafka_timestamp_type, `+"`leader-epoch`"+` from kafka_leader_epoch,
-and `+"`headers`"+` from every other metadata field (as bytes). Missing metadata reads as null. Computed columns
+and `+"`headers`"+` from every other metadata field (as bytes). Missing metadata reads as null: `+"`kafka_source`"+` sets
+kafka_timestamp_type and kafka_leader_epoch only when its `+"`metadata_keys`"+` lists them. Computed columns
 (`+"`col AS expr`"+`) are evaluated after decoding, in table order, from the physical and metadata columns: the Flink SQL
 expression is translated to CEL and type-checked when the processor starts. The SQL supported is: `+schema.ComputedSQL+`.
 Anything else is a config error naming the column and the construct. As in Flink, a computed column is NULL when its

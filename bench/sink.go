@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Scenario "sink": Kafka -> Kafka copies of one topic, each contender a
+// separate process on the same broker, for two transaction shapes (a batch
+// of 10,000 records, or 100 ms of records):
+//
+//   - raw franz-go, transactional: kgo.GroupTransactSession, the consumed
+//     offsets committed in each transaction (the practical limit for Go);
+//   - raw franz-go, non-transactional: produce a batch, flush, commit the
+//     consumed offsets (at-least-once);
+//   - connectd kafka_source -> kafka_sink, delivery_guarantee exactly_once;
+//   - connectd kafka_source -> kafka_sink, at_least_once.
+//
+// Each run ends when its output holds every record (read back from the
+// process's counters), and reports commit latency quantiles: the raw copies
+// time each commit, connectd reports kafka_sink_txn_commit_latency_ns.
+
+var copyRecords = flag.Int64("copy-records", 1_000_000, "records copied per run in the sink scenario")
+
+// txnShape is how a batch (a transaction) ends.
+type txnShape struct {
+	name    string
+	records int           // count limit; 0 = none
+	period  time.Duration // time limit; 0 = none
+}
+
+var txnShapes = []txnShape{
+	{name: "10k-record transactions", records: 10_000, period: time.Second},
+	{name: "100 ms transactions", records: 1_000_000, period: 100 * time.Millisecond},
+}
+
+// copyResult is a run's result with its commit latencies (milliseconds).
+type copyResult struct {
+	result
+	CommitP50 float64 `json:"commit_p50_ms"`
+	CommitP99 float64 `json:"commit_p99_ms"`
+}
+
+func init() {
+	register("sink", sinkScenario)
+	modes["raw-copy"] = rawCopyMode
+}
+
+func sinkScenario(ctx context.Context, e env) error {
+	in, err := ensureTopic(ctx, e.brokers, *copyRecords, e.size, e.partitions)
+	if err != nil {
+		return err
+	}
+	contenders := []struct {
+		name string
+		run  func(shape txnShape, out string) (copyResult, error)
+	}{
+		{"raw franz-go GroupTransactSession (exactly-once)", func(s txnShape, out string) (copyResult, error) {
+			return runRawCopy(e, in, out, s, true)
+		}},
+		{"connectd kafka_source -> kafka_sink exactly_once", func(s txnShape, out string) (copyResult, error) {
+			return runConnectdCopy(ctx, e, in, out, s, "exactly_once")
+		}},
+		{"raw franz-go copy, non-transactional (at-least-once)", func(s txnShape, out string) (copyResult, error) {
+			return runRawCopy(e, in, out, s, false)
+		}},
+		{"connectd kafka_source -> kafka_sink at_least_once", func(s txnShape, out string) (copyResult, error) {
+			return runConnectdCopy(ctx, e, in, out, s, "at_least_once")
+		}},
+	}
+	fmt.Printf("### Kafka -> Kafka copy: exactly-once and at-least-once vs raw franz-go\n\n")
+	fmt.Printf("%s; %d records of %d bytes over %d partitions copied to a new topic, read_committed; "+
+		"%d rounds each, alternating; medians. Commit latency: time to commit one transaction (raw: "+
+		"GroupTransactSession.End or flush + offset commit; connectd: kafka_sink_txn_commit_latency_ns, exactly_once only).\n\n",
+		time.Now().UTC().Format("2006-01-02"), *copyRecords, e.size, e.partitions, e.rounds)
+	for _, shape := range txnShapes {
+		results := make([][]copyResult, len(contenders))
+		for round := range e.rounds {
+			for i, c := range contenders {
+				out := fmt.Sprintf("bench-copy-%d-%d", time.Now().UnixNano(), i)
+				r, err := c.run(shape, out)
+				deleteTopic(ctx, e.brokers, out)
+				if err != nil {
+					return fmt.Errorf("%s, %s, round %d: %w", shape.name, c.name, round+1, err)
+				}
+				results[i] = append(results[i], r)
+				fmt.Fprintf(os.Stderr, "%s round %d %s: %.0f records/s\n", shape.name, round+1, c.name, r.rps())
+			}
+		}
+		fmt.Printf("#### %s\n\n| contender | records/s | ratio | MB/s | CPU s | peak RSS MiB | commit p50 ms | commit p99 ms | per-round records/s |\n|---|---|---|---|---|---|---|---|---|\n", shape.name)
+		for i, c := range contenders {
+			m := medianCopy(results[i])
+			// Ratios: each connectd contender against the raw copy of
+			// the same guarantee, the row above it.
+			ratio := "1.00"
+			if i%2 == 1 {
+				ratio = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[i-1]).rps())
+			}
+			var rs []result
+			for _, r := range results[i] {
+				rs = append(rs, r.result)
+			}
+			fmt.Printf("| %s | %.0f | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), ratio, m.mbps(), m.CPU,
+				float64(m.PeakRSS)/1024, m.CommitP50, m.CommitP99, rates(rs))
+		}
+		fmt.Println()
+	}
+	return nil
+}
+
+func medianCopy(rs []copyResult) copyResult {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b copyResult) int {
+		switch {
+		case a.rps() < b.rps():
+			return -1
+		case a.rps() > b.rps():
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2]
+}
+
+func deleteTopic(ctx context.Context, brokers, topic string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, topic)
+}
+
+func createTopic(ctx context.Context, brokers, topic string, partitions int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	return err
+}
+
+// runRawCopy runs the raw-copy mode as a process.
+func runRawCopy(e env, in, out string, shape txnShape, txn bool) (copyResult, error) {
+	if err := createTopic(context.Background(), e.brokers, out, e.partitions); err != nil {
+		return copyResult{}, err
+	}
+	cmd := exec.Command(e.self, "-mode", "raw-copy", "--", "-brokers", e.brokers, "-in", in, "-out", out,
+		"-records", fmt.Sprint(*copyRecords), "-txn-records", fmt.Sprint(shape.records), "-txn-period", shape.period.String(),
+		"-transactional="+strconv.FormatBool(txn), "-size", fmt.Sprint(e.size))
+	cmd.Stderr = os.Stderr
+	outb, err := cmd.Output()
+	if err != nil {
+		return copyResult{}, err
+	}
+	var r copyResult
+	if err := json.Unmarshal(outb, &r); err != nil {
+		return copyResult{}, fmt.Errorf("raw copy output %q: %w", outb, err)
+	}
+	r.CPU = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
+	r.PeakRSS = maxRSSKiB(cmd.ProcessState)
+	return r, nil
+}
+
+// rawCopyMode copies -records records from -in to -out with a bare kgo
+// client, in batches of -txn-records or -txn-period, and prints a
+// copyResult.
+func rawCopyMode(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("raw-copy", flag.ContinueOnError)
+	brokers := fs.String("brokers", "127.0.0.1:19092", "bootstrap address")
+	in := fs.String("in", "", "input topic")
+	out := fs.String("out", "", "output topic")
+	records := fs.Int64("records", 0, "records to copy")
+	size := fs.Int("size", 200, "record size, for MB/s")
+	txnRecords := fs.Int("txn-records", 10_000, "records per batch")
+	txnPeriod := fs.Duration("txn-period", time.Second, "longest batch")
+	transactional := fs.Bool("transactional", true, "GroupTransactSession (else produce, flush, commit)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	group := fmt.Sprintf("bench-raw-copy-%d", time.Now().UnixNano())
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(*brokers),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(*in),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.DefaultProduceTopic(*out),
+		kgo.ProducerLinger(0),
+		kgo.DisableAutoCommit(),
+	}
+	start := time.Now()
+	var (
+		copied    int64
+		latencies []time.Duration
+	)
+	if *transactional {
+		opts = append(opts, kgo.TransactionalID(group), kgo.RequireStableFetchOffsets(),
+			kgo.TransactionTimeout(time.Minute))
+		sess, err := kgo.NewGroupTransactSession(opts...)
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		for copied < *records {
+			if err := sess.Begin(); err != nil {
+				return err
+			}
+			n, err := fillBatch(ctx, sess.Client(), *txnRecords, *txnPeriod, *records-copied, func(r *kgo.Record) {
+				sess.Produce(ctx, &kgo.Record{Key: r.Key, Value: r.Value}, nil)
+			})
+			if err != nil {
+				return err
+			}
+			t := time.Now()
+			committed, err := sess.End(ctx, kgo.TryCommit)
+			if err != nil {
+				return err
+			}
+			latencies = append(latencies, time.Since(t))
+			if committed {
+				copied += n
+			}
+		}
+	} else {
+		opts = append(opts, kgo.BlockRebalanceOnPoll())
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		for copied < *records {
+			var polled []*kgo.Record
+			n, err := fillBatch(ctx, cl, *txnRecords, *txnPeriod, *records-copied, func(r *kgo.Record) {
+				polled = append(polled, r)
+				cl.Produce(ctx, &kgo.Record{Key: r.Key, Value: r.Value}, nil)
+			})
+			if err != nil {
+				return err
+			}
+			t := time.Now()
+			if err := cl.Flush(ctx); err != nil {
+				return err
+			}
+			if err := cl.CommitRecords(ctx, polled...); err != nil {
+				return err
+			}
+			cl.AllowRebalance()
+			latencies = append(latencies, time.Since(t))
+			copied += n
+		}
+	}
+	r := copyResult{result: result{Records: copied, Bytes: copied * int64(*size), Wall: time.Since(start).Seconds()}}
+	r.CommitP50, r.CommitP99 = quantileMs(latencies, 0.5), quantileMs(latencies, 0.99)
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// fillBatch polls until it has handed limit records to each (or left, or
+// period passed) and returns how many it handed.
+func fillBatch(ctx context.Context, cl *kgo.Client, limit int, period time.Duration, left int64, each func(*kgo.Record)) (int64, error) {
+	deadline := time.Now().Add(period)
+	var n int64
+	for n < int64(limit) && n < left {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			break
+		}
+		pctx, cancel := context.WithTimeout(ctx, wait)
+		fs := cl.PollRecords(pctx, int(min(int64(limit)-n, left-n)))
+		cancel()
+		if err := fs.Err0(); err != nil && err != context.DeadlineExceeded {
+			return n, err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			each(r)
+		})
+	}
+	return n, nil
+}
+
+func quantileMs(ds []time.Duration, q float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[int(q*float64(len(s)-1))]) / float64(time.Millisecond)
+}
+
+var (
+	outputSentRe    = regexp.MustCompile(`(?m)^output_sent\{[^}]*\} ([0-9.e+]+)$`)
+	commitLatencyRe = regexp.MustCompile(`(?m)^kafka_sink_txn_commit_latency_ns\{[^}]*quantile="(0\.5|0\.99)"[^}]*\} ([0-9.e+]+)$`)
+)
+
+// runConnectdCopy runs kafka_source -> kafka_sink until output_sent counts
+// every record.
+func runConnectdCopy(ctx context.Context, e env, in, out string, shape txnShape, guarantee string) (copyResult, error) {
+	if err := createTopic(ctx, e.brokers, out, e.partitions); err != nil {
+		return copyResult{}, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return copyResult{}, err
+	}
+	dir, err := os.MkdirTemp("", "connectd-bench")
+	if err != nil {
+		return copyResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	group := fmt.Sprintf("bench-copy-%d", time.Now().UnixNano())
+	var txnPrefix string
+	if guarantee == "exactly_once" {
+		txnPrefix = fmt.Sprintf("\n    transactional_id_prefix: %q", group)
+	}
+	conf := filepath.Join(dir, "copy.yaml")
+	yaml := fmt.Sprintf(`
+http:
+  address: 127.0.0.1:%d
+logger:
+  level: warn
+input:
+  kafka_source:
+    seed_brokers: [ %[2]q ]
+    topics: [ %[3]q ]
+    consumer_group: %[4]q
+    start_from: earliest
+    checkpoint_limit: %[8]d
+output:
+  kafka_sink:
+    seed_brokers: [ %[2]q ]
+    topic: %[5]q
+    key: ${! @kafka_key }
+    delivery_guarantee: %[6]s%[10]s
+    max_in_flight: 1
+    batching:
+      count: %[7]d
+      period: %[9]s
+`, port, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
+		return copyResult{}, err
+	}
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, e.bin, "run", conf)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return copyResult{}, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	deadline := start.Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		body := scrape(url)
+		if n := sumMetric(outputSentRe, body); n >= *copyRecords {
+			wall := time.Since(start).Seconds()
+			cpu, rss, err := procStats(cmd.Process.Pid)
+			if err != nil {
+				return copyResult{}, err
+			}
+			r := copyResult{result: result{Records: n, Bytes: n * int64(e.size), Wall: wall, CPU: cpu, PeakRSS: rss}}
+			for _, m := range commitLatencyRe.FindAllStringSubmatch(body, -1) {
+				ns, _ := strconv.ParseFloat(m[2], 64)
+				if m[1] == "0.5" {
+					r.CommitP50 = ns / 1e6
+				} else {
+					r.CommitP99 = ns / 1e6
+				}
+			}
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			return r, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return copyResult{}, fmt.Errorf("connectd did not copy %d records in 10m", *copyRecords)
+}

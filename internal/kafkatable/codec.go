@@ -1,0 +1,404 @@
+package kafkatable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/expr"
+	"github.com/connectd/connectd/schema/format"
+	"github.com/connectd/connectd/schema/format/avroconfluent"
+)
+
+// Record is a Kafka record as Codec sees it.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Key is nil for a null key.
+	Key []byte
+	// Value is nil for a tombstone.
+	Value         []byte
+	Timestamp     time.Time
+	HasTimestamp  bool
+	TimestampType string
+	// LeaderEpoch is -1 when unknown.
+	LeaderEpoch int32
+	Headers     map[string][]byte
+}
+
+// keyColumn is a key column: its table name and its field name in the key
+// format (without key.fields-prefix).
+type keyColumn struct {
+	column, field string
+}
+
+type metaColumn struct {
+	name, key string
+	typ       *schema.Type
+	virtual   bool
+}
+
+// Codec turns records into rows of a table and rows into records.
+type Codec struct {
+	table  *schema.Table
+	upsert bool
+	// key is nil when records have no key columns.
+	key     format.Codec
+	keyRec  format.RecordCodec
+	keyCols []keyColumn
+	value   format.Codec
+	valRec  format.RecordCodec
+	meta    []metaColumn
+	// computed is nil without computed columns.
+	computed *expr.Env
+	// tsColumn and headersColumn are the writable metadata columns (not
+	// VIRTUAL) of a sink; "" when absent.
+	tsColumn, headersColumn string
+}
+
+// NewCodec builds the key and value codecs of t (validated, connector kafka
+// or upsert-kafka). Errors name the option.
+func NewCodec(t *schema.Table) (*Codec, error) {
+	c := &Codec{table: t, upsert: t.Options[schema.OptConnector] == schema.ConnectorUpsertKafka}
+	var errs []error
+	keyNames := t.KeyFields()
+	if len(keyNames) > 0 {
+		prefix := t.Options[schema.OptKeyFieldsPrefix]
+		keyRow := &schema.Type{Kind: schema.KindRow, NotNull: true}
+		for _, name := range keyNames {
+			col, _ := t.Column(name)
+			field, ok := strings.CutPrefix(name, prefix)
+			if !ok || field == "" {
+				errs = append(errs, fmt.Errorf("table %s: option 'key.fields-prefix' = '%s': key column %s does not start with it", t.Name, prefix, name))
+			}
+			c.keyCols = append(c.keyCols, keyColumn{column: name, field: field})
+			keyRow.Fields = append(keyRow.Fields, schema.Field{Name: field, Type: col.Type})
+		}
+		name, opts, ok := t.KeyFormatOf()
+		if !ok {
+			errs = append(errs, fmt.Errorf("table %s: option 'key.format' is required for the key columns %s", t.Name, strings.Join(keyNames, ", ")))
+		} else {
+			k, err := newCodec(name, keyRow, opts, avroconfluent.PartKey)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("table %s: option 'key.format' = '%s': %w", t.Name, name, err))
+			}
+			c.key = k
+			c.keyRec, _ = k.(format.RecordCodec)
+		}
+	}
+	valueRow := &schema.Type{Kind: schema.KindRow, NotNull: true}
+	for _, col := range t.PhysicalColumns() {
+		if t.ValueFieldsExceptKey() && slices.Contains(keyNames, col.Name) {
+			continue
+		}
+		valueRow.Fields = append(valueRow.Fields, schema.Field{Name: col.Name, Type: col.Type})
+	}
+	name, opts, ok := t.FormatOf()
+	if !ok {
+		errs = append(errs, fmt.Errorf("table %s: option 'format' (or 'value.format') is required", t.Name))
+	} else {
+		v, err := newCodec(name, valueRow, opts, avroconfluent.PartValue)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("table %s: option 'format' = '%s': %w", t.Name, name, err))
+		}
+		c.value = v
+		c.valRec, _ = v.(format.RecordCodec)
+	}
+	for _, col := range t.Columns {
+		switch col.Kind {
+		case schema.Metadata:
+			c.meta = append(c.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, virtual: col.Virtual})
+		case schema.Computed:
+			if c.computed == nil {
+				env, err := expr.NewEnv(t)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("table %s: %w", t.Name, err))
+				}
+				c.computed = env
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Table returns the codec's table.
+func (c *Codec) Table() *schema.Table { return c.table }
+
+// ReadsHeaders reports whether a metadata column reads the record headers,
+// so that callers collect Record.Headers only when it does.
+func (c *Codec) ReadsHeaders() bool {
+	for _, mc := range c.meta {
+		if mc.key == "headers" {
+			return true
+		}
+	}
+	return false
+}
+
+// Upsert reports whether the table is an upsert-kafka table.
+func (c *Codec) Upsert() bool { return c.upsert }
+
+// HasKey reports whether the key is built from key columns.
+func (c *Codec) HasKey() bool { return c.key != nil }
+
+// newCodec builds a codec; an avro-confluent key uses the `<topic>-key`
+// subject.
+func newCodec(name string, row *schema.Type, opts map[string]string, part avroconfluent.Part) (format.Codec, error) {
+	if name != schema.FormatAvroConfluent || part == avroconfluent.PartValue {
+		return format.New(name, row, opts)
+	}
+	o, err := avroconfluent.ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	o.Part = part
+	f, err := avroconfluent.New(row, o)
+	if err != nil {
+		return nil, err
+	}
+	return confluentKey{f}, nil
+}
+
+type confluentKey struct{ *avroconfluent.Format }
+
+func (c confluentKey) DecodeRecord(ctx context.Context, data []byte, rec format.Record) (map[string]any, error) {
+	return c.Format.DecodeRecord(ctx, data, avroconfluent.Record{Topic: rec.Topic})
+}
+
+func (c confluentKey) EncodeRecord(ctx context.Context, row map[string]any, rec format.Record) ([]byte, error) {
+	return c.Format.EncodeRecord(ctx, row, avroconfluent.Record{Topic: rec.Topic})
+}
+
+// ErrSkipped is returned by Decode for a record that produces no row: the
+// format's options say to skip it (`ignore-parse-errors`), or it is a
+// tombstone of a plain kafka table (Flink drops those too).
+var ErrSkipped = errors.New("record skipped")
+
+// Decode returns the row of a record: key columns from the key, physical
+// columns from the value (the value wins for a column in both, as in
+// Flink), metadata columns from the record, then computed columns. An
+// upsert-kafka tombstone is a delete: the row holds the key columns, every
+// other physical column is NULL.
+func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
+	rec := format.Record{Topic: r.Topic}
+	row := map[string]any{}
+	if c.key != nil {
+		if len(r.Key) > 0 {
+			var kr map[string]any
+			var err error
+			if c.keyRec != nil {
+				kr, err = c.keyRec.DecodeRecord(ctx, r.Key, rec)
+			} else {
+				kr, err = c.key.Decode(r.Key)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("key: %w", err)
+			}
+			if kr == nil {
+				return nil, ErrSkipped
+			}
+			for _, kc := range c.keyCols {
+				row[kc.column] = kr[kc.field]
+			}
+		} else {
+			for _, kc := range c.keyCols {
+				row[kc.column] = nil
+			}
+		}
+	}
+	switch {
+	case r.Value == nil && c.upsert:
+		for _, col := range c.table.PhysicalColumns() {
+			if _, ok := row[col.Name]; !ok {
+				row[col.Name] = nil
+			}
+		}
+	case r.Value == nil:
+		return nil, ErrSkipped
+	default:
+		var vr map[string]any
+		var err error
+		if c.valRec != nil {
+			vr, err = c.valRec.DecodeRecord(ctx, r.Value, rec)
+		} else {
+			vr, err = c.value.Decode(r.Value)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
+		if vr == nil {
+			return nil, ErrSkipped
+		}
+		for k, v := range vr {
+			row[k] = v
+		}
+	}
+	for _, mc := range c.meta {
+		v, err := schema.Coerce(mc.typ, metadataOf(r, mc.key), "metadata column "+mc.name)
+		if err != nil {
+			return nil, err
+		}
+		row[mc.name] = v
+	}
+	if c.computed != nil {
+		in := expr.Input{}
+		if r.HasTimestamp {
+			ts := r.Timestamp
+			in.KafkaTimestamp = &ts
+		}
+		if err := c.computed.EvalComputed(row, in); err != nil {
+			return nil, err
+		}
+	}
+	return row, nil
+}
+
+func metadataOf(r Record, key string) any {
+	switch key {
+	case "topic":
+		return r.Topic
+	case "partition":
+		return int64(r.Partition)
+	case "offset":
+		return r.Offset
+	case "timestamp":
+		if !r.HasTimestamp {
+			return nil
+		}
+		return r.Timestamp
+	case "timestamp-type":
+		return r.TimestampType
+	case "leader-epoch":
+		if r.LeaderEpoch < 0 {
+			return nil
+		}
+		return int64(r.LeaderEpoch)
+	case "headers":
+		m := make(map[string]any, len(r.Headers))
+		for k, v := range r.Headers {
+			m[k] = v
+		}
+		return m
+	}
+	return nil
+}
+
+// WritableMetadata checks the metadata columns of a sink table: like
+// Flink's KafkaDynamicSink, only `timestamp` and `headers` can be written;
+// any other metadata column must be VIRTUAL. It returns the writable
+// columns' names ("" when absent).
+func (c *Codec) WritableMetadata() (timestamp, headers string, err error) {
+	var errs []error
+	for _, mc := range c.meta {
+		if mc.virtual {
+			continue
+		}
+		switch mc.key {
+		case "timestamp":
+			timestamp = mc.name
+		case "headers":
+			headers = mc.name
+		default:
+			errs = append(errs, fmt.Errorf("table %s: column %s: metadata '%s' is read-only (a sink writes 'timestamp' and 'headers'); declare it VIRTUAL",
+				c.table.Name, mc.name, mc.key))
+		}
+	}
+	c.tsColumn, c.headersColumn = timestamp, headers
+	return timestamp, headers, errors.Join(errs...)
+}
+
+// Encoded is a record built from a row.
+type Encoded struct {
+	// Key is nil when the table has no key columns.
+	Key []byte
+	// Value is nil for a tombstone.
+	Value []byte
+	// Timestamp is zero when the row sets none.
+	Timestamp time.Time
+	// Headers are sorted by key; nil when the row sets none.
+	Headers [][2][]byte
+}
+
+// Encode builds a record from row for topic: the key from the key columns
+// (key.format), the value from the value columns (format), and the record
+// timestamp and headers from the writable metadata columns (call
+// WritableMetadata first). With upsert-kafka, del makes a tombstone: the key
+// from the row's key columns and a null value; other tables ignore del.
+func (c *Codec) Encode(ctx context.Context, row map[string]any, topic string, del bool) (Encoded, error) {
+	var out Encoded
+	rec := format.Record{Topic: topic}
+	if row == nil {
+		return out, errors.New("want an object (a row), got null")
+	}
+	if c.key != nil {
+		kr := make(map[string]any, len(c.keyCols))
+		for _, kc := range c.keyCols {
+			kr[kc.field] = row[kc.column]
+		}
+		var err error
+		if c.keyRec != nil {
+			out.Key, err = c.keyRec.EncodeRecord(ctx, kr, rec)
+		} else {
+			out.Key, err = c.key.Encode(kr)
+		}
+		if err != nil {
+			return out, fmt.Errorf("key: %w", err)
+		}
+	}
+	if del && c.upsert {
+		if c.key == nil {
+			return out, errors.New("a delete needs the key columns")
+		}
+	} else {
+		var err error
+		if c.valRec != nil {
+			out.Value, err = c.valRec.EncodeRecord(ctx, row, rec)
+		} else {
+			out.Value, err = c.value.Encode(row)
+		}
+		if err != nil {
+			return out, fmt.Errorf("value: %w", err)
+		}
+		if out.Value == nil {
+			out.Value = []byte{}
+		}
+	}
+	if c.tsColumn != "" {
+		col, _ := c.table.Column(c.tsColumn)
+		v, err := schema.Coerce(col.Type, row[c.tsColumn], "metadata column "+c.tsColumn)
+		if err != nil {
+			return out, err
+		}
+		if ts, ok := v.(time.Time); ok {
+			out.Timestamp = ts
+		}
+	}
+	if c.headersColumn != "" {
+		col, _ := c.table.Column(c.headersColumn)
+		v, err := schema.Coerce(col.Type, row[c.headersColumn], "metadata column "+c.headersColumn)
+		if err != nil {
+			return out, err
+		}
+		if m, ok := v.(map[string]any); ok {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				b, _ := m[k].([]byte)
+				out.Headers = append(out.Headers, [2][]byte{[]byte(k), b})
+			}
+		}
+	}
+	return out, nil
+}

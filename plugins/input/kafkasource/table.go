@@ -1,0 +1,472 @@
+package kafkasource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/schema"
+)
+
+// A kafka_source with a table (fields table, catalog, ddl) takes its
+// subscription, brokers, group, start and stop offsets and discovery
+// interval from the table's WITH options, and decodes each record into a
+// typed row (the message becomes structured), as Flink's KafkaDynamicSource.
+
+// fieldOnError is the bad-record policy of a table source.
+const fieldOnError = "on_error"
+
+// tableFields are the fields of a table source.
+func tableFields() []*service.ConfigField {
+	return append(kafkatable.Fields("source"),
+		service.NewStringEnumField(fieldOnError, string(tablespec.PolicyFail), string(tablespec.PolicySkip), string(tablespec.PolicyDeadLetter)).
+			Description("With a `table`: what to do with a record whose key or value does not decode into a row. `fail` nacks its batch, "+
+				"so nothing after it is committed, and returns an error naming topic, partition and offset (Benthos logs it and reads again: "+
+				"the pipeline makes no progress until the record is dealt with); `skip` drops it, counts it in `kafka_source_skipped` and "+
+				"logs at most every 10s (its offset is committed with its batch); `dead_letter` delivers the message with its raw value bytes "+
+				"and the error set, for `catch`, `switch` (`errored()`) or `reject_errored` to route. Records that the format itself skips "+
+				"(`json.ignore-parse-errors`) and tombstones of a `kafka` table (as in Flink) are counted in `kafka_source_skipped`. "+
+				"Default `fail`. Flink: failing the job, or the format's `ignore-parse-errors`.").
+			Default(string(tablespec.PolicyFail)).
+			Advanced(),
+	)
+}
+
+// tableSettings are the kafka_source settings a table derives; a zero
+// field is not set by the table.
+type tableSettings struct {
+	topics       []string
+	topicPattern string
+	brokers      []string
+	group        string
+	startFrom    StartFrom
+	startTS      int64 // -1: unset
+	startOffsets map[topicPartition]int64
+	stopAt       StopAt
+	stopTS       int64 // -1: unset
+	stopOffsets  map[topicPartition]int64
+	discovery    *time.Duration
+}
+
+var (
+	startModes = map[string]StartFrom{
+		"earliest-offset": StartEarliest, "latest-offset": StartLatest, "group-offsets": StartCommitted,
+		"timestamp": StartTimestamp, "specific-offsets": StartOffsets,
+	}
+	boundedModes = map[string]StopAt{
+		"unbounded": StopNone, "latest-offset": StopLatest, "timestamp": StopTimestamp, "specific-offsets": StopOffsets,
+	}
+)
+
+// deriveTable maps the WITH options of t onto kafka_source settings and
+// reports every YAML field in set (the fields the user wrote, by name) that
+// contradicts them. Used by the constructor and by the lint rule.
+func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
+	s := tableSettings{startTS: -1, stopTS: -1}
+	cf := kafkatable.NewConflicts(t)
+	o := t.Options
+	if v, ok := o[schema.OptTopic]; ok {
+		s.topics = kafkatable.SplitList(v, ";")
+		if y, ok := set[fieldTopics]; ok && !kafkatable.SameSet(splitTopics(kafkatable.StringList(y)), s.topics) {
+			cf.Add(fieldTopics, y, schema.OptTopic, v)
+		}
+	}
+	if v, ok := o[schema.OptTopicPattern]; ok {
+		s.topicPattern = v
+		if y, ok := set[fieldTopicPattern]; ok && fmt.Sprint(y) != v {
+			cf.Add(fieldTopicPattern, y, schema.OptTopicPattern, v)
+		}
+	}
+	for _, opt := range []string{schema.OptTopic, schema.OptTopicPattern} {
+		v, ok := o[opt]
+		if !ok {
+			continue
+		}
+		for _, f := range []string{fieldTopics, fieldTopicPattern, fieldPartitions} {
+			if y, ok := set[f]; ok && !(f == fieldTopics && opt == schema.OptTopic) && !(f == fieldTopicPattern && opt == schema.OptTopicPattern) {
+				cf.Add(f, y, opt, v)
+			}
+		}
+	}
+	if v, ok := o[schema.OptBootstrapServers]; ok {
+		s.brokers = kafkatable.SplitList(v, ",")
+		if y, ok := set[kafkaconn.FieldSeedBrokers]; ok && !kafkatable.SameSet(kafkatable.StringList(y), s.brokers) {
+			cf.Add(kafkaconn.FieldSeedBrokers, y, schema.OptBootstrapServers, v)
+		}
+	}
+	if v, ok := o[schema.OptGroupID]; ok {
+		s.group = v
+		if y, ok := set[fieldConsumerGroup]; ok && fmt.Sprint(y) != v {
+			cf.Add(fieldConsumerGroup, y, schema.OptGroupID, v)
+		}
+	}
+	if o[schema.OptConnector] == schema.ConnectorUpsertKafka {
+		// Flink's upsert-kafka source always reads the whole changelog.
+		s.startFrom = StartEarliest
+		if y, ok := set[fieldStartFrom]; ok && fmt.Sprint(y) != string(StartEarliest) {
+			cf.Addf(fieldStartFrom, "%q contradicts option 'connector' = 'upsert-kafka', which reads from the earliest offset (as in Flink); drop %s",
+				fmt.Sprint(y), fieldStartFrom)
+		}
+	}
+	if v, ok := o[schema.OptStartupMode]; ok {
+		s.startFrom = startModes[v]
+		if y, ok := set[fieldStartFrom]; ok && fmt.Sprint(y) != string(s.startFrom) {
+			cf.Add(fieldStartFrom, y, schema.OptStartupMode, v)
+		}
+	}
+	if v, ok := o[schema.OptStartupTimestampMillis]; ok {
+		ms, err := parseTimestamp(schema.OptStartupTimestampMillis, v)
+		if err != nil {
+			cf.Addf(fieldStartTimestamp, "option '%s': %v", schema.OptStartupTimestampMillis, err)
+		}
+		s.startTS = ms
+		if y, ok := set[fieldStartTimestamp]; ok {
+			if yms, err := parseTimestamp(fieldStartTimestamp, y); err != nil || yms != ms {
+				cf.Add(fieldStartTimestamp, y, schema.OptStartupTimestampMillis, v)
+			}
+		}
+	}
+	s.startOffsets = tableOffsets(cf, set, fieldStartOffsets, schema.OptStartupSpecificOffsets, o, s.topics)
+	if v, ok := o[schema.OptBoundedMode]; ok {
+		stop, known := boundedModes[v]
+		if !known {
+			cf.Addf(fieldStopAt, "option '%s' = '%s' is not supported by connectd (want unbounded, latest-offset, timestamp or specific-offsets)", schema.OptBoundedMode, v)
+		}
+		s.stopAt = stop
+		if y, ok := set[fieldStopAt]; ok && known && fmt.Sprint(y) != string(stop) {
+			cf.Add(fieldStopAt, y, schema.OptBoundedMode, v)
+		}
+	}
+	if v, ok := o[schema.OptBoundedTimestampMillis]; ok {
+		ms, err := parseTimestamp(schema.OptBoundedTimestampMillis, v)
+		if err != nil {
+			cf.Addf(fieldStopTimestamp, "option '%s': %v", schema.OptBoundedTimestampMillis, err)
+		}
+		s.stopTS = ms
+		if y, ok := set[fieldStopTimestamp]; ok {
+			if yms, err := parseTimestamp(fieldStopTimestamp, y); err != nil || yms != ms {
+				cf.Add(fieldStopTimestamp, y, schema.OptBoundedTimestampMillis, v)
+			}
+		}
+	}
+	s.stopOffsets = tableOffsets(cf, set, fieldStopOffsets, schema.OptBoundedSpecificOffsets, o, s.topics)
+	if v, ok := o[schema.OptPartitionDiscovery]; ok {
+		d, err := schema.ParseFlinkDuration(v)
+		if err != nil {
+			cf.Addf(fieldDiscoveryInterval, "option '%s': %v", schema.OptPartitionDiscovery, err)
+		}
+		s.discovery = &d
+		if y, ok := set[fieldDiscoveryInterval]; ok {
+			if yd, err := time.ParseDuration(strings.TrimSpace(fmt.Sprint(y))); err != nil || yd != d {
+				cf.Add(fieldDiscoveryInterval, y, schema.OptPartitionDiscovery, v)
+			}
+		}
+	}
+	errs := cf.Errs()
+	if _, ok := set[kafkaconn.FieldSeedBrokers]; !ok && len(s.brokers) == 0 {
+		errs = append(errs, fmt.Errorf("field %s: at least one broker address is required, here or in option '%s' of table %s",
+			kafkaconn.FieldSeedBrokers, schema.OptBootstrapServers, t.Name))
+	}
+	if _, ok := set[fieldConsumerGroup]; !ok && s.group == "" {
+		errs = append(errs, fmt.Errorf("field %s: a group id is required (offsets are committed to it), here or in option '%s' of table %s",
+			fieldConsumerGroup, schema.OptGroupID, t.Name))
+	}
+	return s, errs
+}
+
+// tableOffsets reads Flink's `partition:0,offset:42;...` option, which
+// applies to the table's single topic.
+func tableOffsets(cf *kafkatable.Conflicts, set map[string]any, field, opt string, o map[string]string, topics []string) map[topicPartition]int64 {
+	v, ok := o[opt]
+	if !ok {
+		return nil
+	}
+	if len(topics) != 1 {
+		cf.Addf(field, "option '%s' needs a table with exactly one 'topic'", opt)
+		return nil
+	}
+	offs, err := parseOffsets(field, map[string]any{topics[0]: v})
+	if err != nil {
+		cf.Addf(field, "option '%s': %v", opt, err)
+		return nil
+	}
+	if y, ok := set[field]; ok {
+		ym, isMap := y.(map[string]any)
+		yoffs, err := parseOffsets(field, ym)
+		if !isMap || err != nil || !maps.Equal(yoffs, offs) {
+			cf.Add(field, "the offsets given", opt, v)
+		}
+	}
+	return offs
+}
+
+// tableFieldDefaults are the defaults of the fields a table can set: a
+// config holds defaults (parsed, and as the lint rule sees it), so a field
+// equal to its default counts as not written.
+var tableFieldDefaults = map[string]string{
+	fieldStartFrom:         string(defaultStartFrom),
+	fieldStopAt:            string(defaultStopAt),
+	fieldDiscoveryInterval: defaultDiscoveryInterval,
+}
+
+// tableDerivable are the fields a table can set.
+var tableDerivable = []string{fieldTopics, fieldTopicPattern, fieldPartitions, kafkaconn.FieldSeedBrokers, fieldConsumerGroup,
+	fieldStartFrom, fieldStartTimestamp, fieldStartOffsets, fieldStopAt, fieldStopTimestamp, fieldStopOffsets, fieldDiscoveryInterval}
+
+// writtenFields returns the table-derivable fields of conf that the user set.
+func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
+	m := map[string]any{}
+	for _, f := range tableDerivable {
+		if !conf.Contains(f) {
+			continue
+		}
+		v, err := conf.FieldAny(f)
+		if err != nil {
+			return nil, err
+		}
+		m[f] = v
+	}
+	return kafkatable.Written(m, tableDerivable, tableFieldDefaults), nil
+}
+
+// tableFromParsed resolves the table of conf and its settings; nil without
+// a table.
+func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettings, error) {
+	raw, err := kafkatable.RawFromParsed(conf)
+	if err != nil || !raw.Set() {
+		return nil, tableSettings{}, err
+	}
+	t, err := raw.Resolve()
+	if err != nil {
+		return nil, tableSettings{}, err
+	}
+	set, err := writtenFields(conf)
+	if err != nil {
+		return nil, tableSettings{}, err
+	}
+	s, errs := deriveTable(t, set)
+	codec, err := kafkatable.NewCodec(t)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err))
+	}
+	return codec, s, errors.Join(errs...)
+}
+
+// applyTable sets the fields that the table derives; deriveTable has
+// reported any contradiction with a written field.
+func (c *Config) applyTable(s tableSettings) error {
+	if s.topics != nil {
+		c.Topics = s.topics
+	}
+	if s.topicPattern != "" {
+		re, err := regexp.Compile("^(?:" + s.topicPattern + ")$")
+		if err != nil {
+			return fmt.Errorf("field %s: option '%s': %w", kafkatable.FieldTable, schema.OptTopicPattern, err)
+		}
+		c.TopicPattern = re
+	}
+	if s.brokers != nil {
+		c.Conn.SeedBrokers = s.brokers
+	}
+	if s.group != "" {
+		c.ConsumerGroup = s.group
+	}
+	if s.startFrom != "" {
+		c.StartFrom = s.startFrom
+	}
+	if s.startTS >= 0 {
+		c.StartTimestamp = s.startTS
+	}
+	if s.startOffsets != nil {
+		c.StartOffsets = s.startOffsets
+	}
+	if s.stopAt != "" {
+		c.StopAt = s.stopAt
+	}
+	if s.stopTS >= 0 {
+		c.StopTimestamp = s.stopTS
+	}
+	if s.stopOffsets != nil {
+		c.StopOffsets = s.stopOffsets
+	}
+	if s.discovery != nil {
+		c.DiscoveryInterval = *s.discovery
+	}
+	// The row needs the key, the position (for errors) and the metadata
+	// columns the table declares.
+	c.Metadata |= metaBitKey | metaBitTopic | metaBitPartition | metaBitOffset | metaBitTombstone | metaBitTimestampMs
+	for _, col := range c.Table.Table().Columns {
+		switch col.MetadataKey {
+		case "headers":
+			c.Metadata |= metaBitHeaders
+		case "leader-epoch":
+			c.Metadata |= metaBitLeaderEpoch
+		case "timestamp-type":
+			c.Metadata |= metaBitTimestampType
+		}
+	}
+	return nil
+}
+
+// lintTableMethod is the Bloblang method that kafka_source's lint rule
+// calls on a config with a table: the table's problems (DDL syntax,
+// unsupported options, format options) and contradictions with YAML fields.
+const lintTableMethod = "kafka_source_table_problems"
+
+var _ = registerLintTableMethod()
+
+func registerLintTableMethod() bool {
+	bloblang.MustRegisterMethodV2(lintTableMethod,
+		bloblang.NewPluginSpec().
+			Category("Connectd internal").
+			Description("Returns the problems of a kafka_source config with a table as a list of strings. Used by kafka_source's lint rule."),
+		func(*bloblang.ParsedParams) (bloblang.Method, error) {
+			return func(v any) (any, error) {
+				m, ok := v.(map[string]any)
+				if !ok {
+					return []any{}, nil
+				}
+				return lintTable(m), nil
+			}, nil
+		})
+	return true
+}
+
+func lintTable(m map[string]any) []any {
+	t, ok, err := kafkatable.RawFromMap(m).LintResolve()
+	if err != nil {
+		return []any{err.Error()}
+	}
+	if !ok {
+		return []any{}
+	}
+	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
+	_, errs := deriveTable(t, set)
+	if _, err := kafkatable.NewCodec(t); err != nil {
+		errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err))
+	}
+	out := []any{}
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// tableInput decodes the messages of a kafka_source into rows of its table.
+type tableInput struct {
+	service.BatchInput
+	codec   *kafkatable.Codec
+	headers bool // a metadata column reads the headers
+	bad     *tablespec.Bad
+}
+
+func newTableInput(in service.BatchInput, c Config, mgr *service.Resources) *tableInput {
+	return &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(), bad: tablespec.NewBad("kafka_source", c.OnError, mgr)}
+}
+
+// ReadBatch decodes each message of the next batch. A batch whose records
+// are all skipped is acknowledged at once and the next one is read.
+func (in *tableInput) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	for {
+		batch, ack, err := in.BatchInput.ReadBatch(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		out := make(service.MessageBatch, 0, len(batch))
+		for _, msg := range batch {
+			kept, err := in.decode(ctx, msg)
+			if err != nil {
+				// fail: the batch goes back to be read again, so no
+				// offset passes the bad record.
+				_ = ack(ctx, err)
+				return nil, nil, err
+			}
+			out = append(out, kept...)
+		}
+		if len(out) == 0 {
+			if err := ack(ctx, nil); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		return out, ack, nil
+	}
+}
+
+func (in *tableInput) decode(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
+	rec, err := recordOf(msg, in.headers)
+	if err != nil {
+		return in.bad.Handle(msg, err)
+	}
+	row, err := in.codec.Decode(ctx, rec)
+	if errors.Is(err, kafkatable.ErrSkipped) {
+		in.bad.Skipped()
+		return nil, nil
+	}
+	if err != nil {
+		return in.bad.Handle(msg, err)
+	}
+	msg.SetStructuredMut(row)
+	return service.MessageBatch{msg}, nil
+}
+
+// recordOf reads back the record of a message built by recordMessage;
+// headers says whether to collect the record headers.
+func recordOf(msg *service.Message, headers bool) (kafkatable.Record, error) {
+	r := kafkatable.Record{LeaderEpoch: -1}
+	value, err := msg.AsBytes()
+	if err != nil {
+		return r, err
+	}
+	if tomb, _ := msg.MetaGetMut(metaTombstone); tomb != true {
+		r.Value = value
+		if r.Value == nil {
+			r.Value = []byte{}
+		}
+	}
+	if k, ok := msg.MetaGetMut(metaKey); ok {
+		if s, _ := k.(string); s != "" {
+			r.Key = []byte(s)
+		}
+	}
+	r.Topic, _ = metaValue[string](msg, metaTopic)
+	if p, ok := metaValue[int](msg, metaPartition); ok {
+		r.Partition = int32(p)
+	}
+	r.Offset, _ = metaValue[int64](msg, metaOffset)
+	if ms, ok := metaValue[int64](msg, metaTimestampMs); ok {
+		r.Timestamp, r.HasTimestamp = time.UnixMilli(ms), true
+	}
+	r.TimestampType, _ = metaValue[string](msg, metaTimestampType)
+	if e, ok := metaValue[int](msg, metaLeaderEpoch); ok {
+		r.LeaderEpoch = int32(e)
+	}
+	if !headers {
+		return r, nil
+	}
+	r.Headers = map[string][]byte{}
+	_ = msg.MetaWalkMut(func(k string, v any) error {
+		if !strings.HasPrefix(k, "kafka_") {
+			s, _ := v.(string)
+			r.Headers[k] = []byte(s)
+		}
+		return nil
+	})
+	return r, nil
+}
+
+func metaValue[T any](msg *service.Message, key string) (T, bool) {
+	v, ok := msg.MetaGetMut(key)
+	t, isT := v.(T)
+	return t, ok && isT
+}

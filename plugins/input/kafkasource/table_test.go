@@ -1,0 +1,278 @@
+package kafkasource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/plugins/processor/tablespec"
+)
+
+// seedSourceDDL is the seed's kafka_source table (issue 5), with addr as
+// its bootstrap servers.
+func seedSourceDDL(addr string) string {
+	return fmt.Sprintf(`CREATE TABLE kafka_source (
+    user_id STRING,
+    event_time TIMESTAMP(3),
+    WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
+) WITH (
+    'connector' = 'kafka',
+    'topic' = 'user_events',
+    'properties.bootstrap.servers' = '%s',
+    'properties.group.id' = 'flink-consumer',
+    'format' = 'json',
+    'scan.startup.mode' = 'latest-offset',
+    'scan.topic-partition-discovery.interval' = '1 min'
+)`, addr)
+}
+
+// yamlDDL quotes DDL as a YAML block scalar under key ddl.
+func yamlDDL(ddl string) string {
+	return "ddl: |\n  " + strings.ReplaceAll(ddl, "\n", "\n  ") + "\n"
+}
+
+func parseTableConfig(t *testing.T, yaml string) (Config, error) {
+	t.Helper()
+	pc, err := testSpec().ParseYAML(yaml, nil)
+	if err != nil {
+		t.Fatalf("parsing YAML: %v", err)
+	}
+	return configFromParsed(pc)
+}
+
+// The seed's table sets the subscription, brokers, group, start mode and
+// discovery interval; no YAML field is needed.
+func TestTableDerivesSettings(t *testing.T) {
+	t.Parallel()
+	c, err := parseTableConfig(t, yamlDDL(seedSourceDDL("kafka:9092")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Topics, ",") != "user_events" || strings.Join(c.Conn.SeedBrokers, ",") != "kafka:9092" ||
+		c.ConsumerGroup != "flink-consumer" || c.StartFrom != StartLatest || c.DiscoveryInterval != time.Minute || c.Table == nil {
+		t.Fatalf("derived config: topics %v brokers %v group %q start %s discovery %v", c.Topics, c.Conn.SeedBrokers, c.ConsumerGroup, c.StartFrom, c.DiscoveryInterval)
+	}
+	if c.OnError != tablespec.PolicyFail {
+		t.Fatalf("on_error default %q", c.OnError)
+	}
+
+	// Bounds from the table; YAML fields that agree with it are fine.
+	c, err = parseTableConfig(t, yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw',
+  'properties.bootstrap.servers' = 'h:1', 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:42;partition:1,offset:7',
+  'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1700000000000')`)+
+		"consumer_group: g\nseed_brokers: [ 'h:1' ]\ntopics: [ x ]\nstop_at: timestamp\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StartFrom != StartOffsets || c.StartOffsets[topicPartition{"x", 0}] != 42 || c.StartOffsets[topicPartition{"x", 1}] != 7 ||
+		c.StopAt != StopTimestamp || c.StopTimestamp != 1700000000000 {
+		t.Fatalf("bounds: %+v", c)
+	}
+}
+
+// A YAML field that contradicts the table is an error naming both; an
+// option connectd does not support is an error naming it, at parse time and
+// at lint time.
+func TestTableConfigErrors(t *testing.T) {
+	t.Parallel()
+	seed := yamlDDL(seedSourceDDL("kafka:9092"))
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"start_from contradicts", seed + "start_from: earliest\n",
+			[]string{`field start_from: "earliest" contradicts option 'scan.startup.mode' = 'latest-offset' of table kafka_source`}},
+		{"topics contradict", seed + "topics: [ other ]\n",
+			[]string{`field topics: [other] contradicts option 'topic' = 'user_events'`}},
+		{"group contradicts", seed + "consumer_group: mine\n",
+			[]string{`field consumer_group: "mine" contradicts option 'properties.group.id' = 'flink-consumer'`}},
+		{"brokers contradict", seed + "seed_brokers: [ 'localhost:9092' ]\n",
+			[]string{`field seed_brokers: [localhost:9092] contradicts option 'properties.bootstrap.servers' = 'kafka:9092'`}},
+		{"discovery contradicts", seed + "discovery_interval: 30s\n",
+			[]string{`field discovery_interval: "30s" contradicts option 'scan.topic-partition-discovery.interval' = '1 min'`}},
+		{"unsupported option", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.parallelism' = '4')`),
+			[]string{"option 'scan.parallelism' is not supported by connectd"}},
+		{"unsupported bounded mode", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.bounded.mode' = 'group-offsets')`),
+			[]string{"option 'scan.bounded.mode' = 'group-offsets' is not supported by connectd"}},
+		{"on_error without a table", "seed_brokers: [ 'h:1' ]\ntopics: [ a ]\nconsumer_group: g\non_error: skip\n",
+			[]string{"field on_error: only used with a table"}},
+		{"upsert-kafka reads from earliest", yamlDDL(`CREATE TABLE t (a STRING, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'x', 'key.format' = 'raw', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`) + "start_from: latest\n",
+			[]string{`field start_from: table t: "latest" contradicts option 'connector' = 'upsert-kafka', which reads from the earliest offset`}},
+		{"no group", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`),
+			[]string{"field consumer_group: a group id is required", "option 'properties.group.id' of table t"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := parseTableConfig(t, tc.yaml)
+			lintErr := service.NewStreamBuilder().SetYAML("input:\n  kafka_source:\n    " +
+				strings.ReplaceAll(strings.TrimSpace(tc.yaml), "\n", "\n    ") + "\noutput:\n  drop: {}\n")
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("config: want %q, got %v", w, err)
+				}
+				if lintErr == nil || !strings.Contains(lintErr.Error(), w) {
+					t.Errorf("lint: want %q, got %v", w, lintErr)
+				}
+			}
+		})
+	}
+}
+
+// At run time a field left at its default yields to the table, and one set
+// to the same value as the table is no contradiction.
+func TestTableAgreeingFields(t *testing.T) {
+	t.Parallel()
+	_, err := parseTableConfig(t, yamlDDL(seedSourceDDL("kafka:9092"))+
+		"start_from: latest\ntopics: [ user_events ]\nconsumer_group: flink-consumer\ndiscovery_interval: 1m\nseed_brokers: [ 'kafka:9092' ]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// richDDL has key fields with a prefix, EXCEPT_KEY, every readable metadata
+// column and a computed column.
+func richDDL(addr, extra string) string {
+	return fmt.Sprintf(`CREATE TABLE orders (
+  k_id BIGINT,
+  name STRING,
+  amount DECIMAL(10, 2),
+  ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+  part INT METADATA FROM 'partition' VIRTUAL,
+  off BIGINT METADATA FROM 'offset' VIRTUAL,
+  src STRING METADATA FROM 'topic' VIRTUAL,
+  hdrs MAP<STRING, BYTES> METADATA FROM 'headers',
+  epoch INT METADATA FROM 'leader-epoch' VIRTUAL,
+  tstype STRING METADATA FROM 'timestamp-type' VIRTUAL,
+  doubled AS amount * 2
+) WITH (
+  'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '%s', 'properties.group.id' = 'g',
+  'scan.startup.mode' = 'earliest-offset',
+  'key.format' = 'json', 'key.fields' = 'k_id', 'key.fields-prefix' = 'k_',
+  'value.format' = 'json', 'value.fields-include' = 'EXCEPT_KEY'%s
+)`, addr, extra)
+}
+
+func buildTableInput(t *testing.T, yaml string) service.BatchInput {
+	t.Helper()
+	c, err := parseTableConfig(t, yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := newTableInput(newSource(c, service.MockResources()), c, service.MockResources())
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := in.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close(context.Background()) })
+	return in
+}
+
+func TestTableSourceDecodesRows(t *testing.T) {
+	t.Parallel()
+	addr := newCluster(t)
+	ts := time.UnixMilli(1700000000123)
+	produce(t, addr, &kgo.Record{Topic: "t", Partition: 1, Key: []byte(`{"id":7}`), Value: []byte(`{"name":"ada","amount":"12.30"}`),
+		Timestamp: ts, Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("abc")}}})
+	in := buildTableInput(t, yamlDDL(richDDL(addr, "")))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	batch, ack, err := in.ReadBatch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ack(ctx, nil) }()
+	if len(batch) != 1 {
+		t.Fatalf("got %d messages", len(batch))
+	}
+	v, err := batch[0].AsStructuredMut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := v.(map[string]any)
+	if row["k_id"] != int64(7) || row["name"] != "ada" || row["amount"] != json.Number("12.30") || row["doubled"] == nil {
+		t.Fatalf("physical and computed columns: %#v", row)
+	}
+	if got, ok := row["ts"].(time.Time); !ok || !got.Equal(ts) {
+		t.Fatalf("ts = %#v, want %v", row["ts"], ts)
+	}
+	if row["part"] != int64(1) || row["off"] != int64(0) || row["src"] != "t" || row["tstype"] != "CreateTime" {
+		t.Fatalf("metadata columns: part %#v off %#v src %#v tstype %#v", row["part"], row["off"], row["src"], row["tstype"])
+	}
+	if h, ok := row["hdrs"].(map[string]any); !ok || string(h["trace"].([]byte)) != "abc" {
+		t.Fatalf("headers column: %#v", row["hdrs"])
+	}
+	if _, has := row["id"]; has {
+		t.Fatalf("the key field is named with its prefix in the row: %#v", row)
+	}
+}
+
+func TestTableSourceBadRecords(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []tablespec.Policy{tablespec.PolicyFail, tablespec.PolicySkip, tablespec.PolicyDeadLetter} {
+		t.Run(string(policy), func(t *testing.T) {
+			t.Parallel()
+			addr := newCluster(t)
+			produce(t, addr,
+				&kgo.Record{Topic: "t", Partition: 0, Key: []byte(`{"id":1}`), Value: []byte(`{"name":`)},
+				&kgo.Record{Topic: "t", Partition: 0, Key: []byte(`{"id":2}`), Value: []byte(`{"name":"ok"}`)})
+			in := buildTableInput(t, yamlDDL(richDDL(addr, ""))+"on_error: "+string(policy)+"\nbatch_size: 2\n")
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			var got service.MessageBatch
+			for len(got) == 0 {
+				batch, ack, err := in.ReadBatch(ctx)
+				if policy == tablespec.PolicyFail {
+					if err == nil || !strings.Contains(err.Error(), "(topic t, partition 0, offset 0)") {
+						t.Fatalf("fail: want an error naming topic, partition and offset, got %v", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, batch...)
+				_ = ack(ctx, nil)
+			}
+			switch policy {
+			case tablespec.PolicySkip:
+				if len(got) != 1 || got[0].GetError() != nil {
+					t.Fatalf("skip: want only the good record, got %d messages", len(got))
+				}
+			case tablespec.PolicyDeadLetter:
+				if len(got) < 1 || got[0].GetError() == nil {
+					t.Fatalf("dead_letter: want the bad record flagged, got %d messages", len(got))
+				}
+				if b, _ := got[0].AsBytes(); string(b) != `{"name":` {
+					t.Fatalf("dead_letter: the message keeps its raw bytes, got %q", b)
+				}
+			}
+		})
+	}
+}
+
+// A catalog that does not exist at lint time is checked at run time; one
+// that exists is read by the lint rule.
+func TestTableCatalogLint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "tables.sql")
+	if err := os.WriteFile(cat, []byte(`CREATE TABLE x (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'json.bad' = 'x');`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := service.NewStreamBuilder().SetYAML(fmt.Sprintf("input:\n  kafka_source:\n    catalog: %q\n    table: x\noutput:\n  drop: {}\n", cat))
+	if err == nil || !strings.Contains(err.Error(), "option 'json.bad' is not supported") {
+		t.Fatalf("lint with the catalog: %v", err)
+	}
+	if err := service.NewStreamBuilder().SetYAML("input:\n  kafka_source:\n    catalog: ./nope.sql\n    table: x\noutput:\n  drop: {}\n"); err != nil {
+		t.Fatalf("a catalog missing at lint time is checked when the input starts: %v", err)
+	}
+}

@@ -1,0 +1,353 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/schema"
+)
+
+// A kafka_sink with a table (fields table, catalog, ddl) takes its topic,
+// brokers, delivery guarantee, transactional id prefix and partitioner from
+// the table's WITH options, and encodes each message's row into the record,
+// as Flink's KafkaDynamicSink: the value with the table's format (without
+// the key columns under `value.fields-include` = EXCEPT_KEY), the key from
+// the key columns (key.fields, or the PRIMARY KEY) with key.format, and the
+// record timestamp and headers from the writable metadata columns.
+
+// metaTombstone marks a delete for an upsert-kafka table, as kafka_source
+// sets it on a tombstone it read.
+const metaTombstone = "kafka_tombstone_message"
+
+// tableSettings are the kafka_sink settings a table derives; a zero field is
+// not set by the table.
+type tableSettings struct {
+	topic       string
+	brokers     []string
+	guarantee   DeliveryGuarantee
+	txnPrefix   string
+	partitioner Partitioner
+	// flushRows and flushInterval are upsert-kafka's buffer flush
+	// (sink.buffer-flush.*), applied as the batching policy; 0: unset.
+	flushRows     int
+	flushInterval time.Duration
+}
+
+// deriveTable maps the WITH options of t onto kafka_sink settings and
+// reports every YAML field in set (the fields the user wrote) that
+// contradicts them. Used by the constructor and by the lint rule.
+func deriveTable(t *schema.Table, codec *kafkatable.Codec, set map[string]any) (s tableSettings, errs []error) {
+	cf := kafkatable.NewConflicts(t)
+	o := t.Options
+	if v, ok := o[schema.OptTopicPattern]; ok {
+		cf.Addf(FieldTopic, "option '%s' = '%s' is for reading; a sink table needs one 'topic'", schema.OptTopicPattern, v)
+	}
+	if v, ok := o[schema.OptTopic]; ok {
+		topics := kafkatable.SplitList(v, ";")
+		if len(topics) != 1 {
+			cf.Addf(FieldTopic, "option '%s' = '%s': a sink writes one topic", schema.OptTopic, v)
+		} else {
+			s.topic = topics[0]
+		}
+		if y, ok := set[FieldTopic]; ok && fmt.Sprint(y) != s.topic {
+			cf.Add(FieldTopic, y, schema.OptTopic, v)
+		}
+	}
+	if v, ok := o[schema.OptBootstrapServers]; ok {
+		s.brokers = kafkatable.SplitList(v, ",")
+		if y, ok := set[kafkaconn.FieldSeedBrokers]; ok && !kafkatable.SameSet(kafkatable.StringList(y), s.brokers) {
+			cf.Add(kafkaconn.FieldSeedBrokers, y, schema.OptBootstrapServers, v)
+		}
+	}
+	if v, ok := o[schema.OptDeliveryGuarantee]; ok {
+		s.guarantee = parseDeliveryGuarantee(v)
+		if y, ok := set[FieldDeliveryGuarantee]; ok && parseDeliveryGuarantee(fmt.Sprint(y)) != s.guarantee {
+			cf.Add(FieldDeliveryGuarantee, y, schema.OptDeliveryGuarantee, v)
+		}
+	}
+	if v, ok := o[schema.OptTransactionalIDPrefix]; ok {
+		s.txnPrefix = v
+		if y, ok := set[FieldTransactionalIDPrefix]; ok && fmt.Sprint(y) != v {
+			cf.Add(FieldTransactionalIDPrefix, y, schema.OptTransactionalIDPrefix, v)
+		}
+	}
+	if v, ok := o[schema.OptSinkPartitioner]; ok {
+		s.partitioner = parsePartitioner(v)
+		if y, ok := set[FieldPartitioner]; ok && parsePartitioner(fmt.Sprint(y)) != s.partitioner {
+			cf.Add(FieldPartitioner, y, schema.OptSinkPartitioner, v)
+		}
+	}
+	if v, ok := o[schema.OptSinkBufferFlushMaxRows]; ok {
+		n, _ := strconv.Atoi(strings.TrimSpace(v))
+		d, _ := schema.ParseFlinkDuration(o[schema.OptSinkBufferFlushInterval])
+		s.flushRows, s.flushInterval = n, d
+		if y, ok := set[FieldBatching]; ok && n > 0 {
+			cf.Add(FieldBatching, y, schema.OptSinkBufferFlushMaxRows+"' / '"+schema.OptSinkBufferFlushInterval, v+"' / '"+o[schema.OptSinkBufferFlushInterval])
+		}
+	}
+	if codec != nil {
+		if y, ok := set[FieldKey]; ok && codec.HasKey() {
+			cf.Add(FieldKey, y, schema.OptKeyFields, strings.Join(t.KeyFields(), ";"))
+		}
+		ts, headers, err := codec.WritableMetadata()
+		if err != nil {
+			defer func() { errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err)) }()
+		}
+		if y, ok := set[FieldTimestampMs]; ok && ts != "" {
+			cf.Add(FieldTimestampMs, y, "column "+ts+" METADATA FROM", "timestamp")
+		}
+		if y, ok := set[FieldMetadata]; ok && headers != "" {
+			cf.Add(FieldMetadata, y, "column "+headers+" METADATA FROM", "headers")
+		}
+	}
+	errs = append(errs, cf.Errs()...)
+	if _, ok := set[kafkaconn.FieldSeedBrokers]; !ok && len(s.brokers) == 0 {
+		errs = append(errs, fmt.Errorf("field %s: at least one broker address is required, here or in option '%s' of table %s",
+			kafkaconn.FieldSeedBrokers, schema.OptBootstrapServers, t.Name))
+	}
+	if _, ok := set[FieldTopic]; !ok && s.topic == "" {
+		errs = append(errs, fmt.Errorf("field %s: required, here or in option '%s' of table %s", FieldTopic, schema.OptTopic, t.Name))
+	}
+	return s, errs
+}
+
+// tableFieldDefaults are the defaults of the fields a table can set: a
+// config holds defaults (parsed, and as the lint rule sees it), so a field
+// equal to its default counts as not written.
+var tableFieldDefaults = map[string]string{
+	FieldDeliveryGuarantee:     string(DeliveryAtLeastOnce),
+	FieldTransactionalIDPrefix: "",
+	FieldPartitioner:           string(PartitionerDefault),
+}
+
+// tableDerivable are the fields a table can set.
+var tableDerivable = []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliveryGuarantee, FieldTransactionalIDPrefix,
+	FieldPartitioner, FieldKey, FieldTimestampMs, FieldMetadata}
+
+// writtenFields returns the table-derivable fields of conf that the user set.
+func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
+	m := map[string]any{}
+	for _, f := range append(tableDerivable, FieldBatching) {
+		if !conf.Contains(f) {
+			continue
+		}
+		v, err := conf.FieldAny(f)
+		if err != nil {
+			return nil, err
+		}
+		m[f] = v
+	}
+	return written(m), nil
+}
+
+// written returns the table-derivable fields of a config (parsed, or as the
+// lint rule sees it) that the user set; batching counts when it batches.
+func written(m map[string]any) map[string]any {
+	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
+	if b, ok := m[FieldBatching].(map[string]any); ok {
+		for _, k := range []string{"count", "byte_size", "period", "check"} {
+			if v := fmt.Sprint(b[k]); b[k] != nil && v != "0" && v != "" {
+				set[FieldBatching] = b
+			}
+		}
+	}
+	return set
+}
+
+// tableFromParsed resolves the table of conf and its settings; a nil codec
+// without a table.
+func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettings, error) {
+	raw, err := kafkatable.RawFromParsed(conf)
+	if err != nil || !raw.Set() {
+		return nil, tableSettings{}, err
+	}
+	t, err := raw.Resolve()
+	if err != nil {
+		return nil, tableSettings{}, err
+	}
+	set, err := writtenFields(conf)
+	if err != nil {
+		return nil, tableSettings{}, err
+	}
+	codec, err := kafkatable.NewCodec(t)
+	if err != nil {
+		return nil, tableSettings{}, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err)
+	}
+	s, errs := deriveTable(t, codec, set)
+	return codec, s, errors.Join(errs...)
+}
+
+// applyTable sets the fields that the table derives; deriveTable has
+// reported any contradiction with a written field. maxInFlightSet says
+// whether max_in_flight was written (its default depends on the guarantee).
+func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
+	if s.topic != "" {
+		topic, err := service.NewInterpolatedString(s.topic)
+		if err != nil {
+			return fmt.Errorf("field %s: option '%s': %w", kafkatable.FieldTable, schema.OptTopic, err)
+		}
+		c.Topic = topic
+	}
+	if s.brokers != nil {
+		c.Conn.SeedBrokers = s.brokers
+	}
+	if s.guarantee != "" {
+		c.DeliveryGuarantee = s.guarantee
+		if !maxInFlightSet {
+			c.MaxInFlight = defaultMaxInFlight
+			if c.DeliveryGuarantee == DeliveryExactlyOnce {
+				c.MaxInFlight = 1
+			}
+		}
+	}
+	if s.txnPrefix != "" {
+		c.TransactionalIDPrefix = s.txnPrefix
+	}
+	if s.partitioner != "" {
+		c.Partitioner = s.partitioner
+	}
+	if s.flushRows > 0 {
+		// Flink's upsert-kafka buffer; connectd does not reduce a batch
+		// to the last row per key (the topic's compaction does).
+		c.Batching.Count = s.flushRows
+		c.Batching.Period = s.flushInterval.String()
+	}
+	return nil
+}
+
+// tableTimeout bounds the schema registry calls of one record's encoding.
+const tableTimeout = 30 * time.Second
+
+// fillFromTable sets the value, key, timestamp and headers of r from the
+// row of msg.
+func fillFromTable(codec *kafkatable.Codec, msg *service.Message, r *kgo.Record) error {
+	v, err := msg.AsStructured()
+	if err != nil {
+		return fmt.Errorf("table %s: the message is not a row: %w", codec.Table().Name, err)
+	}
+	row, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("table %s: want an object (a row), got %T", codec.Table().Name, v)
+	}
+	del := false
+	if t, ok := msg.MetaGetMut(metaTombstone); ok {
+		del = t == true || fmt.Sprint(t) == "true"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tableTimeout)
+	defer cancel()
+	enc, err := codec.Encode(ctx, row, r.Topic, del)
+	if err != nil {
+		return fmt.Errorf("table %s: topic %q: %w", codec.Table().Name, r.Topic, err)
+	}
+	r.Value = enc.Value
+	if codec.HasKey() {
+		r.Key = enc.Key
+	}
+	if !enc.Timestamp.IsZero() {
+		r.Timestamp = enc.Timestamp
+	}
+	if enc.Headers != nil {
+		r.Headers = r.Headers[:0]
+		for _, h := range enc.Headers {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: string(h[0]), Value: h[1]})
+		}
+	}
+	return nil
+}
+
+// lintTableMethod is the Bloblang method that kafka_sink's lint rule calls
+// on a config with a table: the table's problems (DDL syntax, unsupported
+// options, format options) and contradictions with YAML fields.
+const lintTableMethod = "kafka_sink_table_problems"
+
+var _ = registerLintTableMethod()
+
+func registerLintTableMethod() bool {
+	bloblang.MustRegisterMethodV2(lintTableMethod,
+		bloblang.NewPluginSpec().
+			Category("Connectd internal").
+			Description("Returns the problems of a kafka_sink config with a table as a list of strings. Used by kafka_sink's lint rule."),
+		func(*bloblang.ParsedParams) (bloblang.Method, error) {
+			return func(v any) (any, error) {
+				m, ok := v.(map[string]any)
+				if !ok {
+					return []any{}, nil
+				}
+				return lintTable(m), nil
+			}, nil
+		})
+	return true
+}
+
+func lintTable(m map[string]any) []any {
+	t, ok, err := kafkatable.RawFromMap(m).LintResolve()
+	if err != nil {
+		return []any{err.Error()}
+	}
+	if !ok {
+		return []any{}
+	}
+	codec, err := kafkatable.NewCodec(t)
+	if err != nil {
+		return []any{fmt.Sprintf("field %s: %v", kafkatable.FieldTable, err)}
+	}
+	s, errs := deriveTable(t, codec, written(m))
+	errs = append(errs, lintGuarantee(m, s)...)
+	out := []any{}
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// lintGuarantee checks delivery_guarantee and the fields that depend on it
+// with the table's settings applied, as validate does at run time; the lint
+// rule skips these checks for a config with a table, whose YAML alone does
+// not say the guarantee.
+func lintGuarantee(m map[string]any, s tableSettings) []error {
+	str := func(f, def string) string {
+		if v, ok := m[f]; ok && v != nil {
+			return fmt.Sprint(v)
+		}
+		return def
+	}
+	c := Config{
+		DeliveryGuarantee:     parseDeliveryGuarantee(str(FieldDeliveryGuarantee, string(DeliveryAtLeastOnce))),
+		TransactionalIDPrefix: str(FieldTransactionalIDPrefix, ""),
+		TransactionalIDSuffix: str(FieldTransactionalIDSuffix, defaultTransactionalIDSuffix),
+	}
+	if s.guarantee != "" {
+		c.DeliveryGuarantee = s.guarantee
+	}
+	if s.txnPrefix != "" {
+		c.TransactionalIDPrefix = s.txnPrefix
+	}
+	c.MaxInFlight = defaultMaxInFlight
+	if c.DeliveryGuarantee == DeliveryExactlyOnce {
+		c.MaxInFlight = 1
+	}
+	if v, ok := m[FieldMaxInFlight]; ok && v != nil {
+		if n, err := strconv.Atoi(fmt.Sprint(v)); err == nil {
+			c.MaxInFlight = n
+		}
+	}
+	if d, err := time.ParseDuration(str(FieldTransactionTimeout, defaultTransactionTimeout)); err == nil {
+		c.TransactionTimeout = d
+	}
+	if b, ok := m[FieldBatching].(map[string]any); ok {
+		if p, ok := b["period"].(string); ok {
+			c.Batching.Period = p
+		}
+	}
+	return c.validateGuarantee()
+}
