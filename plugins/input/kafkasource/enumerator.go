@@ -388,13 +388,42 @@ func ownerSlot(topic string, partition int32, n int) int {
 // committed does not exist yet: no offsets. Retriable coordinator errors (the
 // offsets topic is still being created on a fresh cluster, or the
 // coordinator is moving) are retried until ctx ends.
+//
+// The fetch requires stable offsets: while a transaction that commits
+// offsets of the group is open (an exactly-once kafka_sink that was killed
+// mid-transaction), the broker answers UNSTABLE_OFFSET_COMMIT, and the fetch
+// is retried until the transaction ends: when the restarted sink fences it,
+// or at the latest when the broker aborts it at its transaction timeout. It
+// gives up after stableOffsetsWait with an error that says so.
+//
+// Known gap: fetching all of a group's offsets, the broker reports
+// UNSTABLE_OFFSET_COMMIT only for partitions that already have a committed
+// offset (Kafka's OffsetMetadataManager.fetchAllOffsets iterates the
+// committed ones). A partition whose only offset is in an open transaction
+// reads as uncommitted. That transaction is the killed predecessor's: the
+// restarted sink's producer aborts it (the offsets go with it, so the
+// answer was right), unless it was already committing, which the broker
+// finishes within milliseconds of the EndTxn, long before a restarted
+// process reads offsets.
 func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
 	wait := 50 * time.Millisecond
+	unstableSince := time.Time{}
 	for {
-		// Require stable: wait for pending transactional offset commits
-		// (the exactly-once sink commits source offsets in its
-		// transactions).
 		committed, err := adm.FetchOffsets(kadm.RequireStable(ctx), group)
+		if err == nil {
+			err = unstable(committed)
+			if err == nil {
+				return committed, nil
+			}
+			if unstableSince.IsZero() {
+				unstableSince = time.Now()
+			}
+			if time.Since(unstableSince) >= stableOffsetsWait {
+				return nil, fmt.Errorf("fetching committed offsets of consumer group %q: a transaction that commits its offsets "+
+					"has been open for more than %v (kafka_sink transaction_timeout, broker transaction.max.timeout.ms): %w",
+					group, stableOffsetsWait, err)
+			}
+		}
 		switch {
 		case err == nil:
 			return committed, nil
@@ -410,6 +439,24 @@ func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.O
 		}
 		wait = min(2*wait, time.Second)
 	}
+}
+
+// stableOffsetsWait bounds how long fetchCommitted waits for a transaction
+// that holds the group's offsets to end: Kafka's largest default transaction
+// timeout (transaction.max.timeout.ms, 15m) would be too long to hang
+// silently; kafka_sink's default transaction_timeout is 1m.
+const stableOffsetsWait = 2 * time.Minute
+
+// unstable returns the first UNSTABLE_OFFSET_COMMIT of offsets, naming its
+// partition, or nil.
+func unstable(offsets kadm.OffsetResponses) error {
+	var err error
+	offsets.Each(func(o kadm.OffsetResponse) {
+		if err == nil && errors.Is(o.Err, kerr.UnstableOffsetCommit) {
+			err = fmt.Errorf("topic %q partition %d: %w", o.Topic, o.Partition, o.Err)
+		}
+	})
+	return err
 }
 
 func listOffsets(ctx context.Context, what string, list func(context.Context, ...string) (kadm.ListedOffsets, error), topics []string) (kadm.ListedOffsets, error) {

@@ -33,6 +33,10 @@ func (sess *session) groupOpts(i int) []kgo.Opt {
 		kgo.OnPartitionsAssigned(sess.onAssigned(i)),
 		kgo.OnPartitionsRevoked(sess.onRevoked(i, true)),
 		kgo.OnPartitionsLost(sess.onRevoked(i, false)),
+		// No kgo.RequireStableFetchOffsets: since franz-go v1.2x a group
+		// consumer always fetches its offsets with require-stable (the
+		// option is a deprecated no-op), so an assigned partition waits
+		// for an open transaction of an exactly-once sink to end.
 	}
 	if c.GroupProtocol == GroupProtocolConsumer {
 		// KIP-848: the coordinator assigns; franz-go takes the sticky
@@ -99,10 +103,14 @@ func (sess *session) onRevoked(i int, commit bool) func(context.Context, *kgo.Cl
 			return
 		}
 		sortPartitions(tps)
+		if commit {
+			sess.awaitInFlight(ctx, i, tps)
+		}
 		sess.mu.Lock()
 		pos := map[topicPartition]int64{}
+		self := sess.mu.tracker.selfCommits(true)
 		for _, tp := range tps {
-			if o, ok := sess.mu.tracker.commitPosition(tp); ok && o >= 0 {
+			if o, ok := self[tp]; ok && o >= 0 {
 				pos[tp] = o
 			}
 			sess.mu.tracker.removePartition(tp)
@@ -125,6 +133,57 @@ func (sess *session) onRevoked(i int, commit bool) func(context.Context, *kgo.Cl
 		}
 		sess.log.Infof("kafka_source: reader %d released %v to consumer group %q", i, tps, sess.conf.ConsumerGroup)
 	}
+}
+
+// revokeWait bounds how long a revoke waits for the records of the revoked
+// partitions that are in flight: below franz-go's default rebalance timeout
+// (60s), so that the member does not miss the rebalance.
+const revokeWait = 45 * time.Second
+
+// awaitInFlight waits (at most revokeWait, or until ctx ends) until no
+// record of tps is in flight: each was acknowledged or nacked. An
+// exactly-once sink's transaction that carries their offsets then ends
+// before the partitions go to another member, so that the new owner starts
+// from what that transaction committed.
+func (sess *session) awaitInFlight(ctx context.Context, i int, tps []topicPartition) {
+	ctx, cancel := context.WithTimeout(ctx, revokeWait)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		sess.mu.Lock()
+		n := sess.inFlightLocked(tps)
+		sess.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			sess.log.Warnf("kafka_source: reader %d: releasing %v with %d records still in flight after %v; "+
+				"their transactions cannot commit offsets any more and the new owner reads them again", i, tps, n, revokeWait)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// inFlightLocked counts the records of tps that were handed out and neither
+// acknowledged nor nacked (nacked ones wait in the redelivery queue).
+func (sess *session) inFlightLocked(tps []topicPartition) int {
+	n := 0
+	want := make(map[topicPartition]bool, len(tps))
+	for _, tp := range tps {
+		n += sess.mu.tracker.unacked(tp)
+		want[tp] = true
+	}
+	for _, b := range sess.mu.redeliver {
+		for _, p := range b.positions {
+			if want[p.tp] {
+				n--
+			}
+		}
+	}
+	return n
 }
 
 // commitAsMembers commits pos, each partition by the member that owns it.

@@ -87,7 +87,7 @@ func TestMetadataValuesFollowPartition(t *testing.T) {
 		{Topic: "a", Partition: 300, Offset: 3, Attrs: kgo.RecordAttrs{}},
 		{Topic: "b", Partition: 300, Offset: 4},
 		{Topic: "a", Partition: 0, Offset: 5},
-	}, []int64{0, 0, 0, 0, 0}, metaAll)
+	}, []int64{0, 0, 0, 0, 0}, metaAll, nil)
 	want := []struct {
 		topic     string
 		partition int

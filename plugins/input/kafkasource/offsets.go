@@ -2,6 +2,7 @@ package kafkasource
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -58,6 +59,11 @@ type partitionOffsets struct {
 	stop int64
 	// done is true once next reached stop: nothing more is fetched.
 	done bool
+	// txn is true once an exactly-once sink committed (or is committing)
+	// this partition's offsets in its transactions: the source commits it
+	// itself only while none of its records is in flight (see
+	// selfCommits).
+	txn bool
 }
 
 type pendingOffset struct {
@@ -235,11 +241,17 @@ func (t *offsetTracker) commitPosition(tp topicPartition) (offset int64, ok bool
 	return po.commitPosition(), true
 }
 
-// positions returns the commit position of every partition.
+// positions returns the position of every partition to resume from: its
+// commit position, or, for a partition whose offsets an exactly-once sink
+// committed further (records committed in a transaction and not yet
+// acknowledged), that offset, so that a reconnect does not read them again.
 func (t *offsetTracker) positions() map[topicPartition]int64 {
 	out := make(map[topicPartition]int64, len(t.parts))
 	for tp, po := range t.parts {
 		out[tp] = po.commitPosition()
+		if po.txn && po.committed > out[tp] {
+			out[tp] = po.committed
+		}
 	}
 	return out
 }
@@ -254,6 +266,71 @@ func (t *offsetTracker) uncommitted() map[topicPartition]int64 {
 		}
 	}
 	return out
+}
+
+// selfCommits returns the positions the source commits itself: those that
+// moved since the last commit, or all with refresh. A partition whose
+// offsets an exactly-once sink commits in its transactions (txn) is left
+// out while any of its records is unacknowledged: such a record may be in
+// a transaction that commits a later offset, which this commit, landing
+// after it, would move back. With nothing in flight its position can only
+// have moved past the sink's commit by records that never reached the sink
+// (filtered out, transaction markers), and committing it is safe.
+func (t *offsetTracker) selfCommits(refresh bool) map[topicPartition]int64 {
+	out := map[topicPartition]int64{}
+	for tp, po := range t.parts {
+		if po.txn && po.unacked > 0 {
+			continue
+		}
+		if pos := po.commitPosition(); refresh || pos != po.committed {
+			out[tp] = pos
+		}
+	}
+	return out
+}
+
+// prepareTxn returns, for each partition of ps, the commit position it would
+// have if the records at ps were acknowledged, when that differs from what
+// is committed, and marks the partitions txn. Partitions that are not
+// tracked (revoked, or never read by this session) are returned in
+// notTracked, sorted, and nothing else is done then. Offsets of each
+// partition may be in any order.
+func (t *offsetTracker) prepareTxn(ps map[topicPartition][]int64) (pos map[topicPartition]int64, notTracked []topicPartition) {
+	for tp := range ps {
+		if t.parts[tp] == nil {
+			notTracked = append(notTracked, tp)
+		}
+	}
+	if len(notTracked) > 0 {
+		sortPartitions(notTracked)
+		return nil, notTracked
+	}
+	out := make(map[topicPartition]int64, len(ps))
+	for tp, offsets := range ps {
+		po := t.parts[tp]
+		po.txn = true
+		slices.Sort(offsets)
+		pos := po.next
+		j := 0
+		for _, p := range po.pending[po.head:] {
+			if p.acked {
+				continue
+			}
+			for j < len(offsets) && offsets[j] < p.offset {
+				j++
+			}
+			if j < len(offsets) && offsets[j] == p.offset {
+				j++
+				continue
+			}
+			pos = p.offset
+			break
+		}
+		if pos >= 0 && pos != po.committed {
+			out[tp] = pos
+		}
+	}
+	return out, nil
 }
 
 // markCommitted records that offset was committed for tp.

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
 // FetchError is a failed fetch of one partition.
@@ -41,6 +42,10 @@ type fetchedBatch struct {
 	messages service.MessageBatch
 	// meta selects the metadata of the messages.
 	meta metaSet
+	// origin is the source named in each message's txnoffsets.Origin (so
+	// that an exactly-once kafka_sink commits the offsets in its
+	// transaction); nil attaches none.
+	origin txnoffsets.Source
 }
 
 // prepare builds the batch's messages.
@@ -51,8 +56,18 @@ func (b *fetchedBatch) prepare() {
 func (b *fetchedBatch) buildMessages() service.MessageBatch {
 	batch := make(service.MessageBatch, len(b.records))
 	var boxes partitionBoxes
+	var ctxs []txnoffsets.OriginContext
+	if b.origin != nil {
+		// One allocation for the origins of the whole batch.
+		ctxs = make([]txnoffsets.OriginContext, len(b.records))
+	}
 	for i, r := range b.records {
-		batch[i] = recordMessage(r, b.lags[i], b.meta, &boxes)
+		msg := recordMessage(r, b.lags[i], b.meta, &boxes)
+		if ctxs != nil {
+			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: b.origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
+			msg = msg.WithContext(&ctxs[i])
+		}
+		batch[i] = msg
 	}
 	return batch
 }
@@ -68,8 +83,8 @@ func (b *fetchedBatch) takeMessages() service.MessageBatch {
 }
 
 // newFetchedBatch takes ownership of records and lags.
-func newFetchedBatch(records []*kgo.Record, lags []int64, meta metaSet) *fetchedBatch {
-	b := &fetchedBatch{records: records, lags: lags, meta: meta, positions: make([]position, len(records))}
+func newFetchedBatch(records []*kgo.Record, lags []int64, meta metaSet, origin txnoffsets.Source) *fetchedBatch {
+	b := &fetchedBatch{records: records, lags: lags, meta: meta, origin: origin, positions: make([]position, len(records))}
 	for i, r := range records {
 		b.positions[i] = position{tp: topicPartition{topic: r.Topic, partition: r.Partition}, offset: r.Offset}
 	}

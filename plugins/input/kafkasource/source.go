@@ -185,6 +185,7 @@ func (s *source) Connect(ctx context.Context) error {
 		}
 	}
 
+	sess.learnCluster(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
@@ -223,6 +224,7 @@ func (s *source) connectGroup(ctx context.Context) error {
 		sess.clients = append(sess.clients, client)
 	}
 	sess.adm = kadm.NewClient(sess.clients[0])
+	sess.learnCluster(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
@@ -320,6 +322,9 @@ type session struct {
 	adm     *kadm.Client
 	log     *service.Logger
 	metrics sourceMetrics
+	// clusterID is the cluster id read at connect ("" if unknown); see
+	// Cluster.
+	clusterID string
 	// owner maps each split to the index of its reader (and client). After
 	// start it is guarded by mu (partition discovery changes it).
 	owner map[topicPartition]int
@@ -500,7 +505,7 @@ func (sess *session) track(fetches kgo.Fetches) *fetchedBatch {
 	}
 	var b *fetchedBatch
 	if len(keep) > 0 {
-		b = newFetchedBatch(keep, lags, sess.conf.Metadata)
+		b = newFetchedBatch(keep, lags, sess.conf.Metadata, sess)
 	}
 	if done := t.takeFinished(); len(done) > 0 {
 		for _, tp := range done {
@@ -640,6 +645,10 @@ func (sess *session) nack(b *fetchedBatch) {
 		sess.mu.Unlock()
 		return
 	}
+	if b = sess.stillOwnedLocked(b); b == nil {
+		sess.mu.Unlock()
+		return
+	}
 	sess.mu.redeliver = append(sess.mu.redeliver, b)
 	sess.mu.Unlock()
 	for _, r := range b.records {
@@ -651,16 +660,48 @@ func (sess *session) nack(b *fetchedBatch) {
 	}
 }
 
+// stillOwnedLocked returns b without the records of partitions the session
+// no longer tracks (revoked in group mode: their new owner reads them from
+// the committed offset), nil if none is left.
+func (sess *session) stillOwnedLocked(b *fetchedBatch) *fetchedBatch {
+	keep := 0
+	for _, p := range b.positions {
+		if sess.mu.tracker.has(p.tp) {
+			keep++
+		}
+	}
+	switch keep {
+	case len(b.records):
+		return b
+	case 0:
+		return nil
+	}
+	records := make([]*kgo.Record, 0, keep)
+	lags := make([]int64, 0, keep)
+	for i, p := range b.positions {
+		if sess.mu.tracker.has(p.tp) {
+			records = append(records, b.records[i])
+			lags = append(lags, b.lags[i])
+		}
+	}
+	return newFetchedBatch(records, lags, b.meta, b.origin)
+}
+
 func (sess *session) takeRedelivery() *fetchedBatch {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if len(sess.mu.redeliver) == 0 {
 		return nil
 	}
-	b := sess.mu.redeliver[0]
-	sess.mu.redeliver[0] = nil
-	sess.mu.redeliver = sess.mu.redeliver[1:]
-	return b
+	for len(sess.mu.redeliver) > 0 {
+		b := sess.mu.redeliver[0]
+		sess.mu.redeliver[0] = nil
+		sess.mu.redeliver = sess.mu.redeliver[1:]
+		if b = sess.stillOwnedLocked(b); b != nil {
+			return b
+		}
+	}
+	return nil
 }
 
 func (sess *session) commitLoop(ctx context.Context) {
@@ -687,10 +728,7 @@ func (sess *session) commit(ctx context.Context) error {
 	now := time.Now()
 	refresh := now.Sub(sess.lastRefresh) >= max(offsetRefreshPeriod, sess.conf.CommitPeriod)
 	sess.mu.Lock()
-	pos := sess.mu.tracker.uncommitted()
-	if refresh {
-		pos = sess.mu.tracker.positions()
-	}
+	pos := sess.mu.tracker.selfCommits(refresh)
 	sess.mu.Unlock()
 	for tp, o := range pos {
 		if o < 0 {

@@ -249,6 +249,16 @@ has not acknowledged, whatever the order of acknowledgements and however many ba
 batch that is rejected (nacked) is delivered again before new data. After a crash, records that were read
 but not committed are read again.
 
+Exactly-once with `+"`kafka_sink`"+` (`+"`delivery_guarantee: exactly_once`"+`) on the same cluster: each message
+carries its origin (this input, topic, partition, offset) in its context, not in metadata, and the sink
+commits this input's offsets inside its transactions, no config needed. The input then does not commit
+those partitions itself while any of their records is in flight (`+"`commit_period`"+` only covers what never
+reached the sink, such as filtered records), and `+"`kafka_source_committed_offset`"+` follows the sink's
+commits. Committed offsets are always read with require-stable semantics: while a transaction that
+commits this group's offsets is open (a killed sink), reading waits, up to 2 minutes, until the broker
+ends it. In group mode, a revoked partition is released only after its records in flight were
+acknowledged or rejected (at most 45s), so that a transaction in flight ends first.
+
 Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, which bounds memory.
 
 Transaction control markers (and, under `+"`read_committed`"+`, records of aborted transactions) are never
@@ -490,8 +500,9 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 			service.NewDurationField(fieldCommitPeriod).
 				Description("Time between offset commits (Go duration). Offsets are also committed when the input closes, and "+
 					"offsets that did not move are committed again every minute so that they do not expire (`offsets.retention.minutes`). "+
-					"Default `5s`. Flink option: the checkpoint interval (`execution.checkpointing.interval`), or "+
-					"`properties.auto.commit.interval.ms` without checkpoints.").
+					"Default `5s`. With an exactly-once kafka_sink the sink commits the offsets of the records it writes, in its "+
+					"transactions, and this period only applies to what never reached it. Flink option: the checkpoint interval "+
+					"(`execution.checkpointing.interval`), or `properties.auto.commit.interval.ms` without checkpoints.").
 				Default(defaultCommitPeriod),
 			service.NewIntField(fieldCheckpointLimit).
 				Description("Number of records per partition that may be fetched and not yet acknowledged; at this limit fetching "+

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
 var (
@@ -75,8 +77,14 @@ type Sink struct {
 	producerOpts []kgo.Opt
 
 	// txnMu serialises transactions: a transactional producer has at
-	// most one open transaction.
+	// most one open transaction. It guards pairing and topicIDCache.
 	txnMu sync.Mutex
+	// pairing caches, per kafka_source session, whether it reads this
+	// sink's cluster (its offsets then commit in the transactions).
+	pairing map[txnoffsets.Source]bool
+	// topicIDCache holds the topic ids of the source topics, for
+	// TxnOffsetCommit v6.
+	topicIDCache map[string][16]byte
 
 	// recreate spaces out new transactional producers after lost ones;
 	// a commit resets it.
@@ -88,7 +96,9 @@ type Sink struct {
 	mu struct {
 		sync.Mutex
 		client *kgo.Client // nil before Connect, after Close, and after the producer died
-		closed bool
+		// clusterID is the cluster id learnt at the first Connect.
+		clusterID string
+		closed    bool
 	}
 }
 
@@ -149,14 +159,21 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	clusterID := ""
 	if s.cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		if err := s.initProducer(ctx, cl); err != nil {
 			cl.Close()
 			return err
 		}
+		if m, err := kadm.NewClient(cl).BrokerMetadata(ctx); err == nil {
+			clusterID = m.Cluster
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if clusterID != "" {
+		s.mu.clusterID = clusterID
+	}
 	if s.mu.closed || s.mu.client != nil {
 		cl.Close()
 		if s.mu.closed {
@@ -166,6 +183,13 @@ func (s *Sink) Connect(ctx context.Context) error {
 	}
 	s.mu.client = cl
 	return nil
+}
+
+// clusterIdentity identifies the sink's cluster, for pairing with sources.
+func (s *Sink) clusterIdentity() txnoffsets.ClusterIdentity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return txnoffsets.ClusterIdentity{ID: s.mu.clusterID, SeedBrokers: s.cfg.Conn.SeedBrokers}
 }
 
 func (s *Sink) client() *kgo.Client {

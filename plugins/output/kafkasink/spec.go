@@ -123,10 +123,38 @@ What this guarantees end to end depends on the input. **From an input that is
 not Kafka, exactly_once is at-least-once with atomic batches**: a batch is
 written all or nothing and acknowledged only after commit, but if the process
 dies after a commit and before the input has taken the acknowledgement, the
-input delivers the batch again and it is written twice. True end-to-end
-exactly-once for Kafka -> Kafka pipelines, where the source offsets are
-committed inside the same transaction as the records, is coming with the
-next version of `+"`kafka_source`"+`; it is not available yet.
+input delivers the batch again and it is written twice.
+
+**From a `+"`kafka_source`"+` on the same cluster, exactly_once is end-to-end
+exactly-once, with no config needed**: every message of `+"`kafka_source`"+` carries
+its origin (source, topic, partition, offset) in its context, and the sink
+commits the source consumer group's offsets for the messages of a batch inside
+the batch's transaction (AddOffsetsToTxn + TxnOffsetCommit, KIP-98/KIP-447):
+the records and the offsets that produced them commit together or not at all.
+The offset committed for a partition is the next offset to read after the
+batch, held back by any earlier record of that partition still in flight (as
+the source's own commits are), and the source does not commit those offsets
+itself. A refused offset commit aborts the transaction: a transient refusal
+(a rebalance under way, a coordinator moving, a group generation that
+changed) retries the same batch in place, up to 10 times with a back-off (a
+failed batch would come back after later ones, out of per-key order); any
+other refusal fails the batch. In `+"`assignment: group`"+` mode the commit carries the
+live member id and generation of the reader that owns the partition, so a
+zombie whose partition moved is refused by the broker; the messages of
+partitions the source no longer owns fail alone (their new owner reads them
+again) and the rest is committed. Revoking a partition waits for its records
+in flight. After a crash,
+the restarted process fences its predecessor, the broker aborts the open
+transaction, and the source resumes from the committed offsets, read with
+require-stable semantics (it waits while a transaction holding them is open).
+A read_committed reader then sees every input record exactly once. Per-key
+order needs per-partition order from the source to the sink: keep
+`+"`pipeline.threads: 1`"+` (or no processors), and `+"`max_in_flight: 1`"+`. The source and sink
+pair when they see the same cluster id (or, if either does not know it, the
+same seed brokers); a `+"`kafka_source`"+` on another cluster does not pair, which is
+logged once at info level, and that pipeline is at-least-once with atomic
+batches. Messages that a processor creates (rather than copies) carry no
+origin and do not pair either.
 
 Each writer needs its own transactional id that stays the same across
 restarts: set `+"`transactional_id_suffix`"+` per instance (for example
@@ -287,7 +315,9 @@ With exactly_once:
 				Advanced(),
 			service.NewStringField(FieldDeliveryGuarantee).
 				Description("`at_least_once` (idempotent producer, `acks=all`), `exactly_once` (one Kafka transaction per batch; "+
-					"see Exactly-once above: from a non-Kafka input this is at-least-once with atomic batches) or `none` (`acks=1`, "+
+					"with records from a kafka_source on the same cluster their source offsets are committed in the same "+
+					"transaction, no config needed: end-to-end exactly-once; from any other input this is at-least-once with "+
+					"atomic batches; see Exactly-once above) or `none` (`acks=1`, "+
 					"no idempotence; errors are still reported). Flink spellings such as `exactly-once` and `AT_LEAST_ONCE` are accepted. "+
 					"Default `at_least_once`. Flink option: `sink.delivery-guarantee`.").
 				Examples("at_least_once", "exactly_once", "none").

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
 // brokerTxnMaxTimeout is the broker setting that bounds transaction_timeout.
@@ -100,13 +102,82 @@ func brokerMaxTimeout(ctx context.Context, cl *kgo.Client) (int64, error) {
 // transaction: it fails alone, in a *service.BatchError, and the rest
 // commits.
 //
+// Two failures of the source offsets are handled here instead, because a
+// nacked batch comes back after later batches of the same partitions and
+// would break per-key order: a transient refusal of the offset commit (a
+// rebalance under way, a moving coordinator, a generation that changed while
+// the partition stayed with this member) aborts and retries the whole batch
+// in place, with a back-off; and the messages of partitions the source no
+// longer owns (revoked or lost, see txnoffsets.NotOwnedError) are failed
+// alone, for their new owner reads them again, and the rest is retried.
+//
 // The producer id and epoch are never cached here: franz-go reads them for
 // each transaction (Kafka 4 bumps the epoch at every commit).
 func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	s.txnMu.Lock()
 	defer s.txnMu.Unlock()
 
+	var notOwned map[txnoffsets.TopicPartition]error
+	wait, retries := retryTxnMin, 0
+	for {
+		err := s.transact(ctx, cl, batch, notOwned)
+		var moved *txnoffsets.NotOwnedError
+		switch {
+		case errors.Is(err, errPartitionsMoved) && errors.As(err, &moved):
+			if notOwned == nil {
+				notOwned = map[txnoffsets.TopicPartition]error{}
+			}
+			for _, tp := range moved.Partitions {
+				notOwned[tp] = moved
+			}
+			s.log.Infof("kafka_sink: %v; their messages are dropped here (their new owner reads them again), the rest of the batch is retried", moved)
+			continue
+		case errors.Is(err, errRetryInPlace) && retries < maxRetriesInPlace:
+			retries++
+			s.log.Warnf("kafka_sink: %v; retrying the batch in %v (retry %d of %d)", err, wait, retries, maxRetriesInPlace)
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, retryTxnMax)
+			continue
+		}
+		return err
+	}
+}
+
+// In-place retries of a batch whose source offsets were refused for a
+// transient reason: back-off bounds, and how many (about 10s in all) before
+// the batch is failed as a whole after all (nothing is lost, but it comes
+// back after later batches).
+const (
+	retryTxnMin       = 50 * time.Millisecond
+	retryTxnMax       = 2 * time.Second
+	maxRetriesInPlace = 10
+)
+
+// errPartitionsMoved marks an aborted transaction some of whose source
+// partitions moved to another owner (see writeTransaction).
+var errPartitionsMoved = errors.New("transaction aborted: source partitions moved")
+
+// errRetryInPlace marks an aborted transaction whose batch is retried in
+// place (see writeTransaction).
+var errRetryInPlace = errors.New("transaction aborted for a transient reason")
+
+// transact writes batch in one transaction, leaving out (failing) the
+// messages whose origin is in notOwned.
+func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.MessageBatch, notOwned map[txnoffsets.TopicPartition]error) error {
 	recs, errs := s.buildRecords(batch)
+	if len(notOwned) > 0 {
+		for i, m := range batch {
+			if o, ok := txnoffsets.FromContext(m.Context()); ok && recs[i] != nil {
+				if err := notOwned[txnoffsets.TopicPartition{Topic: o.Topic, Partition: o.Partition}]; err != nil {
+					recs[i], errs[i] = nil, err
+				}
+			}
+		}
+	}
 	if !slices.ContainsFunc(recs, func(r *kgo.Record) bool { return r != nil }) {
 		return s.batchResult(batch, errs) // nothing to write, no transaction
 	}
@@ -132,11 +203,30 @@ func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch servi
 		s.m.txnAborted.Incr(1)
 		return s.batchResult(batch, errs)
 	}
+	// The source offsets of the written records join the transaction
+	// only now that records are in it: franz-go sends no EndTxn for a
+	// transaction without records, which would leave offsets-only
+	// transactions open on the broker.
+	sources := s.pairedOrigins(batch, recs, errs)
+	if err := s.commitOffsetsInTxn(endCtx, cl, sources); err != nil {
+		aerr := s.abort(ctx, cl, batch, err)
+		var moved *txnoffsets.NotOwnedError
+		switch {
+		case errors.Is(aerr, service.ErrNotConnected):
+			return aerr
+		case errors.As(err, &moved):
+			return fmt.Errorf("%w: %w", errPartitionsMoved, moved)
+		case retriableOffsetsError(err):
+			return fmt.Errorf("%w: %w", errRetryInPlace, aerr)
+		}
+		return aerr
+	}
 	start := time.Now()
 	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
 		// Whatever the error, the transaction is not committed.
 		return s.abort(ctx, cl, batch, fmt.Errorf("committing: %w", err))
 	}
+	offsetsCommitted(sources)
 	s.m.txnCommitted.Incr(1)
 	s.m.txnCommitLatency.Timing(time.Since(start).Nanoseconds())
 	s.m.txnRecords.Set(s.countSent(recs, errs))

@@ -1,0 +1,123 @@
+package kafkasource
+
+import (
+	"context"
+	"sort"
+	"strconv"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
+)
+
+// This file is the source's side of exactly-once (internal/txnoffsets):
+// every message carries its origin, a session is the txnoffsets.Source an
+// exactly-once kafka_sink on the same cluster commits offsets for, inside its
+// transaction, and the session then leaves those partitions alone in its
+// own commits while their records are in flight.
+
+var _ txnoffsets.Source = (*session)(nil)
+
+// notOwned is Prepare's error for partitions whose records must not commit
+// here.
+func (sess *session) notOwned(tps []topicPartition, reason string) *txnoffsets.NotOwnedError {
+	sortPartitions(tps)
+	e := &txnoffsets.NotOwnedError{Group: sess.conf.ConsumerGroup, Reason: reason}
+	for _, tp := range tps {
+		e.Partitions = append(e.Partitions, txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition})
+	}
+	return e
+}
+
+// GroupID is the consumer group the offsets are committed to.
+func (sess *session) GroupID() string { return sess.conf.ConsumerGroup }
+
+// Cluster identifies the cluster the session reads.
+func (sess *session) Cluster() txnoffsets.ClusterIdentity {
+	return txnoffsets.ClusterIdentity{ID: sess.clusterID, SeedBrokers: sess.conf.Conn.SeedBrokers}
+}
+
+// Prepare returns the offsets an exactly-once sink commits in its
+// transaction for origins, grouped by the member that owns each partition
+// (in group mode; a single NoMember commit otherwise). It holds commitMu, so
+// that a commit of the source's own that started before is on the broker
+// before the sink's transaction commits, and none that starts after touches
+// these partitions while their records are in flight (selfCommits).
+func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, error) {
+	ps := map[topicPartition][]int64{}
+	for _, o := range origins {
+		tp := topicPartition{topic: o.Topic, partition: o.Partition}
+		ps[tp] = append(ps[tp], o.Offset)
+	}
+	sess.commitMu.Lock()
+	defer sess.commitMu.Unlock()
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.mu.stopped {
+		all := make([]topicPartition, 0, len(ps))
+		for tp := range ps {
+			all = append(all, tp)
+		}
+		return nil, sess.notOwned(all, "the session that read them ended: the input reconnected or closed")
+	}
+	pos, notTracked := sess.mu.tracker.prepareTxn(ps)
+	if len(notTracked) > 0 {
+		return nil, sess.notOwned(notTracked, "revoked or lost by this member")
+	}
+	if len(pos) == 0 {
+		return nil, nil
+	}
+	if sess.conf.Assignment != AssignmentGroup {
+		c := txnoffsets.Commit{Member: txnoffsets.NoMember, Offsets: make(map[txnoffsets.TopicPartition]int64, len(pos))}
+		for tp, o := range pos {
+			c.Offsets[txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition}] = o
+		}
+		return []txnoffsets.Commit{c}, nil
+	}
+	by := map[int]*txnoffsets.Commit{}
+	for tp, o := range pos {
+		r, ok := sess.owner[tp]
+		if !ok {
+			return nil, sess.notOwned([]topicPartition{tp}, "no reader owns it")
+		}
+		c := by[r]
+		if c == nil {
+			id, gen := sess.clients[r].GroupMetadata()
+			c = &txnoffsets.Commit{Member: txnoffsets.Member{ID: id, Generation: gen}, Offsets: map[txnoffsets.TopicPartition]int64{}}
+			by[r] = c
+		}
+		c.Offsets[txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition}] = o
+	}
+	readers := make([]int, 0, len(by))
+	for r := range by {
+		readers = append(readers, r)
+	}
+	sort.Ints(readers)
+	out := make([]txnoffsets.Commit, 0, len(by))
+	for _, r := range readers {
+		out = append(out, *by[r])
+	}
+	return out, nil
+}
+
+// Committed records offsets that the sink committed in a transaction: the
+// source does not commit them again, and kafka_source_committed_offset
+// follows.
+func (sess *session) Committed(offsets map[txnoffsets.TopicPartition]int64) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	for tp, o := range offsets {
+		sess.mu.tracker.markCommitted(topicPartition{topic: tp.Topic, partition: tp.Partition}, o)
+		sess.metrics.commits.Incr(1, tp.Topic)
+		sess.metrics.committed.Set(o, tp.Topic, strconv.Itoa(int(tp.Partition)))
+	}
+}
+
+// learnCluster records the cluster id, for txnoffsets.SameCluster; an error
+// leaves it unknown (the seed brokers are compared instead).
+func (sess *session) learnCluster(ctx context.Context) {
+	if sess.adm == nil {
+		return
+	}
+	if m, err := sess.adm.BrokerMetadata(ctx); err == nil {
+		sess.clusterID = m.Cluster
+	}
+}

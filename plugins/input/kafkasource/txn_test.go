@@ -1,0 +1,360 @@
+package kafkasource
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
+	"github.com/connectd/connectd/plugins/output/kafkasink"
+)
+
+// prepareTxn computes the offset a transaction may commit: the lowest
+// offset still unacknowledged if the transaction's records were acked, so
+// that an earlier record in flight holds it back.
+func TestTrackerPrepareTxn(t *testing.T) {
+	t.Parallel()
+	tp := tpT(0)
+	for _, tc := range []struct {
+		name    string
+		fetched []int64
+		acked   []int64
+		txn     []int64
+		commit  int64 // -1: nothing to commit
+	}{
+		{"whole batch", []int64{10, 11, 12}, nil, []int64{10, 11, 12}, 13},
+		{"earlier record in flight", []int64{10, 11, 12}, nil, []int64{11, 12}, -1},
+		{"earlier acked", []int64{10, 11, 12}, []int64{10}, []int64{11}, 12},
+		{"later in flight", []int64{10, 11, 12, 13}, nil, []int64{12, 10, 11}, 13},
+		{"gap of a nacked record", []int64{10, 11, 12}, nil, []int64{10, 12}, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newOffsetTracker(100)
+			tr.addPartition(tp, 10, 10, noStop)
+			for _, o := range tc.fetched {
+				tr.fetchedOne(position{tp: tp, offset: o})
+			}
+			for _, o := range tc.acked {
+				tr.acked([]position{{tp: tp, offset: o}})
+			}
+			got, notTracked := tr.prepareTxn(map[topicPartition][]int64{tp: tc.txn})
+			if len(notTracked) > 0 {
+				t.Fatal(notTracked)
+			}
+			o, ok := got[tp]
+			if tc.commit < 0 && ok || tc.commit >= 0 && o != tc.commit {
+				t.Fatalf("prepareTxn = %v, want %d", got, tc.commit)
+			}
+			// While the transaction's records are unacknowledged the
+			// source does not commit the partition itself.
+			if _, ok := tr.selfCommits(true)[tp]; ok {
+				t.Fatal("the source would commit a partition whose records are in a transaction")
+			}
+		})
+	}
+	tr := newOffsetTracker(100)
+	if _, notTracked := tr.prepareTxn(map[topicPartition][]int64{tp: {1}}); len(notTracked) != 1 {
+		t.Fatal("prepareTxn accepted an untracked (revoked) partition")
+	}
+}
+
+// Every message carries its origin; the sink's Prepare and Committed
+// replace the source's own commits: after the records are acknowledged,
+// the commit loop sends no OffsetCommit for offsets the transaction
+// committed, and kafka_source_committed_offset follows the transaction.
+func TestSourceLeavesTxnOffsetsToSink(t *testing.T) {
+	t.Parallel()
+	c, addr := newFakeCluster(t)
+	var commits atomic.Int32
+	// Count the commits of t/0 (partitions 1 and 2 have no records and
+	// are committed by the source at any time).
+	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		for _, rt := range req.(*kmsg.OffsetCommitRequest).Topics {
+			for _, rp := range rt.Partitions {
+				if rp.Partition == 0 {
+					commits.Add(1)
+				}
+			}
+		}
+		return nil, nil, false
+	})
+	produceN(t, addr, "t", 5, 0)
+	s := newTestSource(t, sourceYAML(addr, "g", "commit_period: 20ms", "fetch_max_wait: 50ms"))
+	batches := readRecords(t, s, 5)
+
+	var origins []txnoffsets.Origin
+	var src txnoffsets.Source
+	for _, b := range batches {
+		for i, m := range b.msgs {
+			o, ok := txnoffsets.FromContext(m.Context())
+			if !ok {
+				t.Fatalf("message %d has no origin", i)
+			}
+			if o.Topic != b.pos[i].tp.topic || o.Partition != b.pos[i].tp.partition || o.Offset != b.pos[i].offset {
+				t.Fatalf("origin %+v, want %v", o, b.pos[i])
+			}
+			if src != nil && o.Source != src {
+				t.Fatal("messages of one session name different sources")
+			}
+			src = o.Source
+			origins = append(origins, o)
+		}
+	}
+	if src.GroupID() != "g" || !txnoffsets.SameCluster(src.Cluster(), txnoffsets.ClusterIdentity{SeedBrokers: []string{addr}}) {
+		t.Fatalf("source group %q cluster %+v", src.GroupID(), src.Cluster())
+	}
+	pc, err := src.Prepare(origins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[txnoffsets.TopicPartition]int64{{Topic: "t", Partition: 0}: 5}
+	if len(pc) != 1 || pc[0].Member != txnoffsets.NoMember || !maps.Equal(pc[0].Offsets, want) {
+		t.Fatalf("Prepare = %+v, want %v as no member", pc, want)
+	}
+	// Commit-loop ticks while the "transaction" is open: nothing to do
+	// (a commit before Prepare, of the start offset, is allowed).
+	during := commits.Load()
+	time.Sleep(100 * time.Millisecond) // not a wait for a condition: ticks in which to misbehave
+	if n := commits.Load(); n != during {
+		t.Fatalf("the source sent %d OffsetCommits while the records were in a transaction", n-during)
+	}
+	src.Committed(want) // as the sink does after EndTxn
+	for _, b := range batches {
+		_ = b.ack(context.Background(), nil)
+	}
+	time.Sleep(100 * time.Millisecond) // not a wait for a condition: ticks in which to misbehave
+	if n := commits.Load(); n != during {
+		t.Fatalf("the source sent %d OffsetCommits for offsets the transaction committed", n-during)
+	}
+	if got := committedOffsets(t, addr, "g"); got[tpT(0)] > 0 {
+		t.Fatalf("the source committed %v itself", got)
+	}
+}
+
+// In group mode Prepare names the live member id and generation of the
+// reader that owns the partition.
+func TestSourceGroupPrepareNamesMember(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	produceN(t, addr, "t", 3, 0, 1)
+	s := newTestSource(t, sourceYAML(addr, "g", "assignment: group", "readers: 1", "fetch_max_wait: 50ms"))
+	batches := readRecords(t, s, 6)
+	var origins []txnoffsets.Origin
+	for _, b := range batches {
+		for _, m := range b.msgs {
+			o, _ := txnoffsets.FromContext(m.Context())
+			origins = append(origins, o)
+		}
+	}
+	pc, err := origins[0].Source.Prepare(origins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	cl := s.mu.sess.clients[0]
+	s.mu.Unlock()
+	id, gen := cl.GroupMetadata()
+	if id == "" || gen < 1 {
+		t.Fatalf("reader is not a group member: %q %d", id, gen)
+	}
+	if len(pc) != 1 || pc[0].Member.ID != id || pc[0].Member.Generation != gen || len(pc[0].Offsets) != 2 {
+		t.Fatalf("Prepare = %+v, want both partitions as member %q generation %d", pc, id, gen)
+	}
+	for _, b := range batches {
+		_ = b.ack(context.Background(), nil)
+	}
+}
+
+// BenchmarkBuildMessages measures what attaching the origin costs per
+// message (compare origin=false).
+func BenchmarkBuildMessages(b *testing.B) {
+	recs := make([]*kgo.Record, 500)
+	lags := make([]int64, len(recs))
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: "t", Partition: 1, Offset: int64(i), Key: []byte("key"), Value: make([]byte, 200)}
+	}
+	for _, tc := range []struct {
+		name   string
+		origin txnoffsets.Source
+	}{{"origin=false", nil}, {"origin=true", &session{}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			fb := newFetchedBatch(recs, lags, metaAll, tc.origin)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = fb.buildMessages()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/msg")
+		})
+	}
+}
+
+// kafka_source -> kafka_sink exactly_once on one kfake cluster, pairing by
+// themselves: a batch that reaches the sink before an earlier batch of the
+// same partition commits its records but not past the earlier one (the
+// offset is carried over); when the earlier batch commits, the offset moves
+// past both. The source never commits these offsets itself.
+func TestSourceSinkPairCarryOver(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	var selfCommits atomic.Int32
+	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		for _, rt := range req.(*kmsg.OffsetCommitRequest).Topics {
+			for _, rp := range rt.Partitions {
+				if rp.Offset > 0 {
+					selfCommits.Add(1)
+				}
+			}
+		}
+		return nil, nil, false
+	})
+	produceN(t, addr, "t", 4, 0)
+	s := newTestSource(t, sourceYAML(addr, "g", "batch_size: 2", "commit_period: 20ms", "fetch_max_wait: 50ms"))
+	batches := readRecords(t, s, 4)
+	if len(batches) != 2 {
+		t.Fatalf("%d batches, want 2 of 2 records", len(batches))
+	}
+
+	pc, err := kafkasink.Spec().ParseYAML(fmt.Sprintf(`
+seed_brokers: [ %q ]
+topic: out
+delivery_guarantee: exactly_once
+transactional_id_prefix: carry
+`, addr), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := kafkasink.ConfigFromParsed(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := kafkasink.NewSink(cfg, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	t.Cleanup(func() { _ = sink.Close(context.Background()) })
+	if err := sink.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The later batch first: committed, but the offset stays before the
+	// earlier batch, still in flight.
+	if err := sink.WriteBatch(ctx, batches[1].msgs); err != nil {
+		t.Fatal(err)
+	}
+	_ = batches[1].ack(ctx, nil)
+	if got := committedOffsets(t, addr, "g"); got[tpT(0)] > 0 {
+		t.Fatalf("committed %v past the batch still in flight", got)
+	}
+	if err := sink.WriteBatch(ctx, batches[0].msgs); err != nil {
+		t.Fatal(err)
+	}
+	_ = batches[0].ack(ctx, nil)
+	if got := committedOffsets(t, addr, "g"); got[tpT(0)] != 4 {
+		t.Fatalf("committed %v, want t/0 at 4 after both transactions", got)
+	}
+	time.Sleep(100 * time.Millisecond) // not a wait for a condition: commit-loop ticks in which to misbehave
+	if n := selfCommits.Load(); n != 0 {
+		t.Fatalf("the source committed %d offsets itself", n)
+	}
+}
+
+// Committed offsets are read with require-stable semantics: while a
+// transaction that commits offsets of the group is open, fetchCommitted
+// waits, and returns the transaction's offsets once it committed.
+func TestFetchCommittedWaitsForOpenTransaction(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+
+	// The partition has a committed offset: Kafka (and kfake) report
+	// UNSTABLE_OFFSET_COMMIT, when fetching all of a group's offsets, only
+	// for partitions that have one (see fetchCommitted).
+	commitOffsets(t, addr, "g", map[topicPartition]int64{tpT(0): 1})
+	txn := newClient(t, addr, kgo.TransactionalID("open-txn"))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "out", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	pid, epoch, err := txn.ProducerID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = "open-txn", pid, epoch, "g"
+	if resp, err := add.RequestWith(ctx, txn); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("AddOffsetsToTxn: %v %v", err, resp)
+	}
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.TransactionalID, commit.ProducerID, commit.ProducerEpoch, commit.Group = "open-txn", pid, epoch, "g"
+	commit.Generation = -1
+	topics, err := kadm.NewClient(txn).ListTopics(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = "t", topics["t"].ID // v6 (KIP-1319) names topics by id
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, 5, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	commit.Topics = append(commit.Topics, rt)
+	if resp, err := commit.RequestWith(ctx, txn); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("TxnOffsetCommit: %v %+v", err, resp)
+	}
+
+	type result struct {
+		at  int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		offsets, err := fetchCommitted(ctx, kadm.NewClient(newClient(t, addr)), "g")
+		at := int64(-1)
+		if o, ok := offsets.Lookup("t", 0); ok {
+			at = o.At
+		}
+		done <- result{at, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("fetchCommitted returned (%d, %v) while the transaction was open", r.at, r.err)
+	case <-time.After(300 * time.Millisecond): // not a wait for a condition: time in which to misbehave
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.at != 5 {
+		t.Fatalf("fetchCommitted = (%d, %v), want the transaction's offset 5", r.at, r.err)
+	}
+}

@@ -1,0 +1,300 @@
+package kafkasink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
+)
+
+// This file commits source offsets inside the sink's transaction
+// (KIP-98/KIP-447): the messages of a kafka_source on the same cluster carry
+// their origin (internal/txnoffsets); after the batch's records were
+// produced, the sink asks each source for the offsets to commit, adds its
+// consumer group to the transaction (AddOffsetsToTxn) and commits the
+// offsets in it (TxnOffsetCommit), both as raw requests through the
+// producer client, with the producer id and epoch read for this
+// transaction. Only after EndTxn committed does it tell the source
+// (Committed) and acknowledge the batch.
+//
+// Requests are built by hand rather than with kgo.GroupTransactSession,
+// because the consumer here is another component (and may be several
+// clients in group mode), and franz-go's own transactional offset commit
+// needs the group consumer in the same client.
+
+// ErrOffsetsNotCommitted is the cause of a transaction aborted because the
+// source offsets could not be committed in it.
+var ErrOffsetsNotCommitted = errors.New("source offsets not committed in the transaction")
+
+// OffsetCommitError is a partition whose offset TxnOffsetCommit refused.
+type OffsetCommitError struct {
+	Group     string
+	Topic     string
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *OffsetCommitError) Error() string {
+	hint := ""
+	if isMemberMoved(e.Err) {
+		hint = " (the partition moved to another group member: this batch is dropped here and read again by its new owner)"
+	}
+	return fmt.Sprintf("committing offset %d of topic %q partition %d to consumer group %q in the transaction: %v%s",
+		e.Offset, e.Topic, e.Partition, e.Group, e.Err, hint)
+}
+
+func (e *OffsetCommitError) Unwrap() error { return e.Err }
+
+// isMemberMoved reports whether err means that the group member the
+// offsets were committed as is no longer the partition's owner.
+func isMemberMoved(err error) bool {
+	return errors.Is(err, kerr.IllegalGeneration) || errors.Is(err, kerr.UnknownMemberID) ||
+		errors.Is(err, kerr.FencedInstanceID)
+}
+
+// retriableOffsetsError reports whether a refused offset commit may succeed
+// when the batch is tried again: a retriable Kafka error (coordinator
+// moving or loading, concurrent transactions), a rebalance under way, or a
+// member id or generation that changed (if the partition really moved, the
+// source says so at the next Prepare with a txnoffsets.NotOwnedError).
+func retriableOffsetsError(err error) bool {
+	return errors.Is(err, ErrOffsetsNotCommitted) && (kerr.IsRetriable(err) || isMemberMoved(err) ||
+		errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.ConcurrentTransactions))
+}
+
+// txnSource is one source's part of a transaction.
+type txnSource struct {
+	src     txnoffsets.Source
+	origins []txnoffsets.Origin
+	commits []txnoffsets.Commit
+}
+
+// pairedOrigins returns the origins of the written messages of batch (those
+// with a record and no error), per source on the same cluster as the sink,
+// in order of first appearance. A source on another cluster is not paired:
+// the batch is committed without its offsets (the source commits them
+// after the acknowledgement), which is logged once per source.
+func (s *Sink) pairedOrigins(batch service.MessageBatch, recs []*kgo.Record, errs []error) []*txnSource {
+	var (
+		out []*txnSource
+		by  map[txnoffsets.Source]*txnSource
+	)
+	for i, m := range batch {
+		if recs[i] == nil || errs[i] != nil {
+			continue
+		}
+		o, ok := txnoffsets.FromContext(m.Context())
+		if !ok || !s.paired(o.Source) {
+			continue
+		}
+		ts := by[o.Source]
+		if ts == nil {
+			if by == nil {
+				by = map[txnoffsets.Source]*txnSource{}
+			}
+			ts = &txnSource{src: o.Source}
+			by[o.Source] = ts
+			out = append(out, ts)
+		}
+		ts.origins = append(ts.origins, o)
+	}
+	return out
+}
+
+// paired reports whether src reads the sink's cluster; the answer is kept
+// per source (a source session), and a refusal is logged once. Called with
+// txnMu held.
+func (s *Sink) paired(src txnoffsets.Source) bool {
+	if ok, known := s.pairing[src]; known {
+		return ok
+	}
+	mine := s.clusterIdentity()
+	theirs := src.Cluster()
+	ok := txnoffsets.SameCluster(mine, theirs)
+	if !ok {
+		s.log.Infof("kafka_sink: the kafka_source of consumer group %q reads another cluster (id %q, brokers %v) than this sink "+
+			"(id %q, brokers %v): its offsets are not committed in this sink's transactions, so that pipeline is "+
+			"at-least-once with atomic batches, not exactly-once", src.GroupID(), theirs.ID, theirs.SeedBrokers, mine.ID, mine.SeedBrokers)
+	}
+	if s.pairing == nil {
+		s.pairing = map[txnoffsets.Source]bool{}
+	}
+	s.pairing[src] = ok
+	return ok
+}
+
+// commitOffsetsInTxn adds each source's offsets for the written records to
+// the open transaction. Any error means the transaction must abort: a
+// refused TxnOffsetCommit does not fail the client, and committing the
+// records without their offsets would duplicate them after a restart.
+func (s *Sink) commitOffsetsInTxn(ctx context.Context, cl *kgo.Client, sources []*txnSource) error {
+	if len(sources) == 0 {
+		return nil
+	}
+	id := s.cfg.TransactionalID()
+	// Kafka 4 (transaction protocol v2) bumps the epoch at every commit:
+	// read the id and epoch of this transaction.
+	pid, epoch, err := cl.ProducerID(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: reading the producer id: %w", ErrOffsetsNotCommitted, err)
+	}
+	added := map[string]bool{}
+	for _, ts := range sources {
+		commits, err := ts.src.Prepare(ts.origins)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrOffsetsNotCommitted, err)
+		}
+		ts.commits = commits
+		group := ts.src.GroupID()
+		for _, c := range commits {
+			if len(c.Offsets) == 0 {
+				continue
+			}
+			if !added[group] {
+				if err := addOffsetsToTxn(ctx, cl, id, pid, epoch, group); err != nil {
+					return err
+				}
+				added[group] = true
+			}
+			if err := s.txnOffsetCommit(ctx, cl, id, pid, epoch, group, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func addOffsetsToTxn(ctx context.Context, cl *kgo.Client, id string, pid int64, epoch int16, group string) error {
+	req := kmsg.NewPtrAddOffsetsToTxnRequest()
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = id, pid, epoch, group
+	resp, err := req.RequestWith(ctx, cl)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: adding consumer group %q to the transaction (AddOffsetsToTxn): %w", ErrOffsetsNotCommitted, group, err)
+	}
+	return nil
+}
+
+// txnOffsetCommit sends c in one TxnOffsetCommit. Topics carry both their
+// name and their topic id, so the request is right whatever version the
+// broker negotiates (v6, KIP-1319, identifies topics by id only).
+func (s *Sink) txnOffsetCommit(ctx context.Context, cl *kgo.Client, id string, pid int64, epoch int16, group string, c txnoffsets.Commit) error {
+	byTopic := map[string][]kmsg.TxnOffsetCommitRequestTopicPartition{}
+	for tp, o := range c.Offsets {
+		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset, p.LeaderEpoch = tp.Partition, o, -1
+		byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
+	}
+	topics := slices.Sorted(maps.Keys(byTopic))
+	ids, err := s.topicIDs(ctx, cl, topics)
+	if err != nil {
+		return fmt.Errorf("%w: consumer group %q: %w", ErrOffsetsNotCommitted, group, err)
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = id, pid, epoch, group
+	req.MemberID, req.Generation = c.Member.ID, c.Member.Generation
+	for _, t := range topics {
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = t, ids[t]
+		rt.Partitions = byTopic[t]
+		sort.Slice(rt.Partitions, func(i, j int) bool { return rt.Partitions[i].Partition < rt.Partitions[j].Partition })
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("%w: consumer group %q (TxnOffsetCommit): %w", ErrOffsetsNotCommitted, group, err)
+	}
+	names := map[[16]byte]string{}
+	for t, tid := range ids {
+		names[tid] = t
+	}
+	var errs []error
+	for _, rt := range resp.Topics {
+		topic := rt.Topic
+		if topic == "" {
+			topic = names[rt.TopicID]
+		}
+		for _, rp := range rt.Partitions {
+			if perr := kerr.ErrorForCode(rp.ErrorCode); perr != nil {
+				if errors.Is(perr, kerr.UnknownTopicID) {
+					s.forgetTopicID(topic)
+				}
+				e := &OffsetCommitError{Group: group, Topic: topic, Partition: rp.Partition,
+					Offset: c.Offsets[txnoffsets.TopicPartition{Topic: topic, Partition: rp.Partition}], Err: perr}
+				if isMemberMoved(perr) {
+					s.log.Warnf("kafka_sink: %v (member %q, generation %d)", e, c.Member.ID, c.Member.Generation)
+				}
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrOffsetsNotCommitted, errors.Join(errs...))
+	}
+	return nil
+}
+
+// topicIDs returns the topic id of each topic, from a cache filled by
+// metadata requests. Called with txnMu held.
+func (s *Sink) topicIDs(ctx context.Context, cl *kgo.Client, topics []string) (map[string][16]byte, error) {
+	out := make(map[string][16]byte, len(topics))
+	var missing []string
+	for _, t := range topics {
+		if tid, ok := s.topicIDCache[t]; ok {
+			out[t] = tid
+		} else {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	details, err := kadm.NewClient(cl).ListTopics(ctx, missing...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the topic ids of %s: %w", strings.Join(missing, ", "), err)
+	}
+	if s.topicIDCache == nil {
+		s.topicIDCache = map[string][16]byte{}
+	}
+	for _, t := range missing {
+		d, ok := details[t]
+		if !ok {
+			return nil, fmt.Errorf("reading the topic id of %q: the broker returned no metadata for it", t)
+		}
+		if d.Err != nil {
+			return nil, fmt.Errorf("reading the topic id of %q: %w", t, d.Err)
+		}
+		s.topicIDCache[t] = d.ID
+		out[t] = d.ID
+	}
+	return out, nil
+}
+
+func (s *Sink) forgetTopicID(topic string) { delete(s.topicIDCache, topic) }
+
+// offsetsCommitted tells each source what its transaction committed.
+func offsetsCommitted(sources []*txnSource) {
+	for _, ts := range sources {
+		all := map[txnoffsets.TopicPartition]int64{}
+		for _, c := range ts.commits {
+			maps.Copy(all, c.Offsets)
+		}
+		if len(all) > 0 {
+			ts.src.Committed(all)
+		}
+	}
+}
