@@ -41,6 +41,7 @@ topics: [ %q ]
 consumer_group: %q
 start_from: earliest
 commit_period: 100ms
+metadata_keys: [ kafka_key, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp_ms, kafka_timestamp_unix, kafka_timestamp_type, kafka_tombstone_message, kafka_leader_epoch, kafka_lag, headers ]
 `, broker, topic, group))
 	b := readRecords(t, s, 1)[0]
 	if len(b.msgs) != 1 {
@@ -125,7 +126,8 @@ func TestIntegrationLogAppendTime(t *testing.T) {
 	before := time.Now().Add(-time.Second).UnixMilli()
 	produce(t, broker, &kgo.Record{Topic: topic, Partition: 0, Value: []byte("x"), Timestamp: old})
 
-	s := newTestSource(t, fmt.Sprintf("seed_brokers: [ %q ]\ntopics: [ %q ]\nconsumer_group: %q\nstart_from: earliest\n", broker, topic, topic))
+	s := newTestSource(t, fmt.Sprintf("seed_brokers: [ %q ]\ntopics: [ %q ]\nconsumer_group: %q\nstart_from: earliest\n"+
+		"metadata_keys: [ kafka_topic, kafka_partition, kafka_offset, kafka_timestamp_ms, kafka_timestamp_type ]\n", broker, topic, topic))
 	m := readRecords(t, s, 1)[0].msgs[0]
 	if got, _ := m.MetaGetMut(metaTimestampType); got != "LogAppendTime" {
 		t.Errorf("%s = %#v, want LogAppendTime", metaTimestampType, got)
