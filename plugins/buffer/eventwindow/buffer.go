@@ -612,8 +612,10 @@ func (b *Buffer) ackItems(items []item, err error) {
 	acks.run(nil)
 }
 
-// EndOfInput fires every open window, in fire-time order: a bounded input
-// (a backfill with stop_at) gets every result.
+// EndOfInput fires every open window, in fire-time order. Benthos's input
+// layer (AsyncReader) calls it only after every pending ack of the input has
+// resolved, which never happens while windows hold acks: a bounded input
+// ends its windows with the math.MaxInt64 watermark instead (see the spec).
 func (b *Buffer) EndOfInput() {
 	var acks acker
 	b.mu.Lock()

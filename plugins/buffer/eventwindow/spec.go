@@ -54,8 +54,15 @@ func Spec() *service.ConfigSpec {
 Each record goes into the windows of its key that hold its event time; a window `+"`[start, end)`"+` fires when the
 watermark reaches `+"`end - 1 + allowed_lateness`"+`, and produces one result message. Event time and watermark come
 from metadata that `+"`kafka_source`"+` sets on every message (`+"`kafka_event_time_ms`"+`, `+"`kafka_watermark_ms`"+`, both
-int64 milliseconds); the watermark only moves forward. When the input ends (a bounded `+"`stop_at`"+` backfill, a file),
-every window still open fires, so a bounded run gets every result.
+int64 milliseconds); the watermark only moves forward.
+
+### End of a bounded input
+
+A watermark of `+"`9223372036854775807`"+` (math.MaxInt64, Flink's `+"`Long.MAX_VALUE`"+` that a bounded source emits when it
+ends) fires every open window: a bounded backfill whose last record carries it gets every result. Benthos itself
+signals the end of input to a buffer only once the input's pending acknowledgements have resolved, and this buffer
+holds them until the windows fire: without that final watermark, the windows still open at the end of a bounded input
+would wait forever (the buffer does fire them if Benthos does signal the end, for inputs that do not wait).
 
 ### Why a buffer, and what is acknowledged when
 
