@@ -238,9 +238,18 @@ func (b *Buffer) eventTime(msg *service.Message) (int64, error) {
 		}
 		return ts, nil
 	}
-	v, err := msg.BloblangQueryValue(b.cfg.TimestampMapping)
+	// BloblangQueryValue leaves `this` undefined: query a message instead.
+	res, err := msg.BloblangQuery(b.cfg.TimestampMapping)
 	if err != nil {
 		return 0, fmt.Errorf("%w: field %s: %w", ErrEventTime, FieldTimestampMapping, err)
+	}
+	if res == nil {
+		return 0, fmt.Errorf("%w: field %s: the mapping deleted the root", ErrEventTime, FieldTimestampMapping)
+	}
+	v, err := res.AsStructured()
+	if err != nil {
+		raw, _ := res.AsBytes()
+		v = string(raw)
 	}
 	switch t := v.(type) {
 	case time.Time:

@@ -532,3 +532,25 @@ func TestConfigValidation(t *testing.T) {
 func indent(s, by string) string {
 	return by + strings.ReplaceAll(s, "\n", "\n"+by)
 }
+
+func TestTimestampMapping(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mapping, content string
+		wantStart        float64
+	}{
+		{"root = this.ms", `{"ms":61000}`, 60000},
+		{`root = this.at.ts_parse("2006-01-02T15:04:05Z07:00")`, `{"at":"1970-01-01T00:02:30Z"}`, 120000},
+		{"root = this.at", `{"at":"1970-01-01T00:03:30Z"}`, 180000},
+	} {
+		b := newTestBuffer(t, "size: 1m\naggregates: {n: count}\ntimestamp_mapping: |\n  "+tc.mapping+"\n")
+		var acks ackRecorder
+		if err := b.WriteBatch(context.Background(), service.MessageBatch{service.NewMessage([]byte(tc.content))}, acks.fn(0)); err != nil {
+			t.Fatal(err)
+		}
+		got := decode(t, must(drain(t, b)))
+		if len(got) != 1 || got[0]["window_start_ms"] != tc.wantStart {
+			t.Errorf("%s: results %v, want one window at %v", tc.mapping, got, tc.wantStart)
+		}
+	}
+}

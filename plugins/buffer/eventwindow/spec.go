@@ -72,8 +72,11 @@ crash with open windows therefore loses nothing: the input replays the records (
 to acknowledged records) and the windows are recomputed. With a `+"`kafka_sink`"+` in `+"`exactly_once`"+` mode the
 results are exactly-once; with at-least-once outputs a window may be delivered again after a crash.
 
-A result the output rejects (nack) is handed out again after 250ms, unchanged, until it is delivered; its inputs
-stay unacknowledged meanwhile. Nothing is dropped or recomputed while the process runs. When the buffer closes with
+A result (or errored record) the output rejects (nack) is handed out again after 250ms, unchanged, until it is
+delivered; its inputs stay unacknowledged meanwhile. Nothing is dropped or recomputed while the process runs. The
+results that one watermark step fires go out as one batch (up to 1024), and a nack covers the whole batch: an output
+that delivers a batch message by message and fails part way gets the delivered ones again (at-least-once); kafka_sink
+in `+"`exactly_once`"+` mode commits a batch in one transaction, all or nothing, so it sees no duplicates. When the buffer closes with
 windows open, their input batches are nacked so that an input able to replay does.
 
 ### Firing rule (Flink)
@@ -115,7 +118,8 @@ Its acknowledgement follows its own delivery. So does a late record with `+"`lat
 
 `+"`max_open_windows`"+` bounds the windows held (open, or fired and awaiting their ack; about 200 bytes plus 64 per
 aggregate each); `+"`max_rows`"+` bounds the rows kept for `+"`aggregate`"+`. When a limit is reached and fired results are
-awaiting their ack, the input waits (back-pressure). When open windows alone reach it, the watermark is not firing
+awaiting their ack, the input waits (back-pressure). The limits are checked before each input batch, so one batch may exceed them by the
+windows and rows it adds. When open windows alone reach a limit, the watermark is not firing
 them: the input batch is rejected (nacked) with an error naming the limit, and the input retries it.
 
 ### Metrics
