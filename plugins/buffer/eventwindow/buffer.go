@@ -101,6 +101,7 @@ type Buffer struct {
 		heldWins  int                    // fired windows not acked yet
 		heldRows  int                    // rows of open and fired-not-acked windows
 		inflight  int                    // handed-out batches not acked, or waiting to be retried
+		lastWrite time.Time              // for flush_after_idle
 		eoi       bool
 		closed    bool
 		changed   chan struct{} // closed and replaced on every state change
@@ -180,6 +181,7 @@ func (b *Buffer) WriteBatch(ctx context.Context, batch service.MessageBatch, ack
 		b.mu.Unlock()
 		return err
 	}
+	b.mu.lastWrite = time.Now()
 	ref := &batchRef{pending: 1, ack: func(err error) { _ = ackFn(context.Background(), err) }}
 	b.mu.live[ref] = struct{}{}
 	var acks acker
@@ -576,14 +578,47 @@ func (b *Buffer) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 			return nil, nil, service.ErrEndOfBuffer
 		}
 		ch := b.mu.changed
+		var idle <-chan time.Time
+		var timer *time.Timer
+		if b.cfg.FlushAfterIdle > 0 && len(b.mu.heap) > 0 {
+			timer = time.NewTimer(b.cfg.FlushAfterIdle - time.Since(b.mu.lastWrite))
+			idle = timer.C
+		}
 		b.mu.Unlock()
 		select {
 		case <-ch:
+		case <-idle:
+			b.flushIdle()
 		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
 			return nil, nil, ctx.Err()
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 		b.mu.Lock()
 	}
+}
+
+// flushIdle advances the watermark just far enough to fire every open window
+// when no record has been written for flush_after_idle. Records that arrive
+// later for those windows are late, as for any watermark.
+func (b *Buffer) flushIdle() {
+	var acks acker
+	b.mu.Lock()
+	if len(b.mu.heap) > 0 && time.Since(b.mu.lastWrite) >= b.cfg.FlushAfterIdle {
+		wm := b.mu.watermark
+		for _, w := range b.mu.heap {
+			wm = max(wm, w.fireAt)
+		}
+		b.log.Debugf("event_window: no record for %v: watermark to %d ms to fire %d open windows", b.cfg.FlushAfterIdle, wm, len(b.mu.heap))
+		b.advanceLocked(wm, &acks)
+		b.notifyLocked()
+	}
+	b.mu.Unlock()
+	acks.run(nil)
 }
 
 // ackItems settles a handed-out batch. Acked: the input batches it held are

@@ -554,3 +554,36 @@ func TestTimestampMapping(t *testing.T) {
 		}
 	}
 }
+
+// flush_after_idle fires the open windows of a bounded input that carries no
+// end-of-input watermark, and records arriving afterwards for those windows
+// are late.
+func TestFlushAfterIdle(t *testing.T) {
+	t.Parallel()
+	b := newTestBuffer(t, "size: 10s\naggregates: {n: count}\nflush_after_idle: 20ms\nlate: error\n")
+	var acks ackRecorder
+	writeEach(t, b, &acks, []in{{`{}`, 1000, -1}, {`{}`, 12000, -1}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var got []string
+	for len(got) < 2 {
+		batch, ack, err := b.ReadBatch(ctx)
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		for _, m := range batch {
+			raw, _ := m.AsBytes()
+			got = append(got, string(raw))
+		}
+		_ = ack(ctx, nil)
+	}
+	if !strings.Contains(got[0], `"window_start_ms":0`) || !strings.Contains(got[1], `"window_start_ms":10000`) {
+		t.Fatalf("results %v", got)
+	}
+	acks.waitAcked(t, 0)
+	acks.waitAcked(t, 1)
+	writeEach(t, b, &acks, []in{{`{}`, 15000, -1}})
+	if _, errs := drain(t, b); len(errs) != 1 || !errors.Is(errs[0], ErrLate) {
+		t.Fatalf("errors %v, want one late record", errs)
+	}
+}

@@ -92,6 +92,10 @@ type Config struct {
 
 	Late LatePolicy
 
+	// FlushAfterIdle, when positive, fires every open window once no record
+	// has been written for that long (processing time).
+	FlushAfterIdle time.Duration
+
 	MaxOpenWindows int // open windows plus fired windows whose result is not acked yet
 	MaxRows        int // rows kept for Aggregate, same scope
 }
@@ -109,6 +113,7 @@ type rawConfig struct {
 	HasAggregate    bool
 	MaxOpenWindows  int
 	MaxRows         int
+	FlushAfterIdle  string
 }
 
 // validate checks every field and their combinations, and returns all problems
@@ -194,6 +199,17 @@ func (r rawConfig) validate(c *Config) error {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %d", FieldMaxRows, r.MaxRows))
 	}
 	c.MaxOpenWindows, c.MaxRows = r.MaxOpenWindows, r.MaxRows
+	if r.FlushAfterIdle != "" {
+		d, err := time.ParseDuration(r.FlushAfterIdle)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldFlushAfterIdle, err))
+		case d < 0:
+			errs = append(errs, fmt.Errorf("field %s: %q must not be negative", FieldFlushAfterIdle, r.FlushAfterIdle))
+		default:
+			c.FlushAfterIdle = d
+		}
+	}
 	return errors.Join(errs...)
 }
 

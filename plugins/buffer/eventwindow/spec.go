@@ -30,6 +30,7 @@ const (
 	FieldLate              = "late"
 	FieldMaxOpenWindows    = "max_open_windows"
 	FieldMaxRows           = "max_rows"
+	FieldFlushAfterIdle    = "flush_after_idle"
 )
 
 // Defaults.
@@ -62,7 +63,9 @@ A watermark of `+"`9223372036854775807`"+` (math.MaxInt64, Flink's `+"`Long.MAX_
 ends) fires every open window: a bounded backfill whose last record carries it gets every result. Benthos itself
 signals the end of input to a buffer only once the input's pending acknowledgements have resolved, and this buffer
 holds them until the windows fire: without that final watermark, the windows still open at the end of a bounded input
-would wait forever (the buffer does fire them if Benthos does signal the end, for inputs that do not wait).
+would wait forever (the buffer does fire them if Benthos does signal the end, for inputs that do not wait). For other
+bounded inputs (stdin, files, generate) set `+"`flush_after_idle`"+`: once no record has arrived for that long, the
+watermark advances to fire every open window.
 
 ### Why a buffer, and what is acknowledged when
 
@@ -184,7 +187,7 @@ them: the input batch is rejected (nacked) with an error naming the limit, and t
 					"Reductions: `this.rows.map_each(r -> r.amount).sum()`, `this.rows.length()`, `this.rows.map_each(r -> r.amount).sort().index(-1)`. "+
 					"Default: none. Flink: a `ProcessWindowFunction`.").
 				Example(`root.user = this.key
-root.from = this.window_start_ms.ts_unix_milli()
+root.from = (this.window_start_ms / 1000).ts_format("2006-01-02T15:04:05Z", "UTC")
 root.amounts = this.rows.map_each(r -> r.amount)
 root = if this.rows.length() < 3 { deleted() }`).
 				Optional(),
@@ -192,6 +195,14 @@ root = if this.rows.length() < 3 { deleted() }`).
 				Description("What happens to a record whose windows have all fired: `drop` acknowledges it and counts `event_window_late_dropped` "+
 					"(Flink's default); `error` passes it on flagged with an error, for `catch` or `switch` (Flink `sideOutputLateData`). Default: `drop`.").
 				Default("drop"),
+			service.NewStringField(FieldFlushAfterIdle).
+				Description("When no record has arrived for this long (processing time, a Go duration), advance the watermark just far enough "+
+					"to fire every open window; later records for those windows are then late. For bounded inputs other than kafka_source "+
+					"(stdin, files, generate), which Benthos ends only after their pending acks resolve while this buffer holds them until "+
+					"the windows fire. Default: `0s`, off: only the watermark fires windows. Flink: none (a bounded Flink source ends with "+
+					"the `Long.MAX_VALUE` watermark, which this buffer also honours).").
+				Example("5s").
+				Default("0s"),
 			service.NewIntField(FieldMaxOpenWindows).
 				Description("The most windows held at once, open or fired and awaiting the output's ack (about 200 bytes + 64 per aggregate each). "+
 					"Reached: back-pressure while results await acks, else the input batch is rejected with an error. Default: 100000. Flink: none (state backend size).").
@@ -278,6 +289,9 @@ func rawFromParsed(conf *service.ParsedConfig) (rawConfig, error) {
 	if r.MaxRows, err = conf.FieldInt(FieldMaxRows); err != nil {
 		return r, err
 	}
+	if r.FlushAfterIdle, err = conf.FieldString(FieldFlushAfterIdle); err != nil {
+		return r, err
+	}
 	return r, nil
 }
 
@@ -346,6 +360,7 @@ func rawFromLint(m map[string]any) rawConfig {
 		Late:            str(FieldLate, "drop"),
 		MaxOpenWindows:  num(FieldMaxOpenWindows, DefaultMaxOpenWindows),
 		MaxRows:         num(FieldMaxRows, DefaultMaxRows),
+		FlushAfterIdle:  str(FieldFlushAfterIdle, "0s"),
 	}
 	if aggs, ok := m[FieldAggregates].(map[string]any); ok {
 		r.Aggregates = make(map[string]string, len(aggs))
