@@ -3,6 +3,7 @@
 package bundle
 
 import (
+	_ "github.com/connectd/connectd/plugins/buffer/eventwindow"
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/metrics/prometheus"
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"

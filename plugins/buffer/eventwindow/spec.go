@@ -1,0 +1,406 @@
+// Package eventwindow is the `event_window` buffer: Flink's event-time
+// tumbling, sliding and session windows for YAML pipelines, fired by the
+// watermark that kafka_source puts on every message, with no data loss: an
+// input batch is acknowledged only once every window it went into has fired
+// and that window's result has been acknowledged by the output.
+package eventwindow
+
+import (
+	"fmt"
+
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
+	"github.com/redpanda-data/benthos/v4/public/service"
+)
+
+const component = "event_window"
+
+// Field names.
+const (
+	FieldType              = "type"
+	FieldSize              = "size"
+	FieldSlide             = "slide"
+	FieldGap               = "gap"
+	FieldAllowedLateness   = "allowed_lateness"
+	FieldKey               = "key"
+	FieldTimestampMapping  = "timestamp_mapping"
+	FieldEventTimeMetadata = "event_time_metadata"
+	FieldWatermarkMetadata = "watermark_metadata"
+	FieldAggregates        = "aggregates"
+	FieldAggregate         = "aggregate"
+	FieldLate              = "late"
+	FieldMaxOpenWindows    = "max_open_windows"
+	FieldMaxRows           = "max_rows"
+	FieldFlushAfterIdle    = "flush_after_idle"
+)
+
+// Defaults.
+const (
+	DefaultEventTimeMetadata = "kafka_event_time_ms"
+	DefaultWatermarkMetadata = "kafka_watermark_ms"
+	DefaultMaxOpenWindows    = 100_000
+	DefaultMaxRows           = 1_000_000
+)
+
+const lintMethod = "connectd_event_window_problems"
+
+var lintRule = `root = this.` + lintMethod + `()`
+
+// Spec returns the config spec of the event_window buffer.
+func Spec() *service.ConfigSpec {
+	return service.NewConfigSpec().
+		Beta().
+		Categories("Windowing").
+		Summary("Event-time tumbling, sliding and session windows fired by the watermark (Flink's `window(...)` with `EventTimeTrigger`), acknowledging the input only once the window results are delivered.").
+		Description(`
+Each record goes into the windows of its key that hold its event time; a window `+"`[start, end)`"+` fires when the
+watermark reaches `+"`end - 1 + allowed_lateness`"+`, and produces one result message. Event time and watermark come
+from metadata that `+"`kafka_source`"+` sets on every message (`+"`kafka_event_time_ms`"+`, `+"`kafka_watermark_ms`"+`, both
+int64 milliseconds); the watermark only moves forward.
+
+### End of a bounded input
+
+A watermark of `+"`9223372036854775807`"+` (math.MaxInt64, Flink's `+"`Long.MAX_VALUE`"+` that a bounded source emits when it
+ends) fires every open window: a bounded backfill whose last record carries it gets every result. Benthos itself
+signals the end of input to a buffer only once the input's pending acknowledgements have resolved, and this buffer
+holds them until the windows fire: without that final watermark, the windows still open at the end of a bounded input
+would wait forever (the buffer does fire them if Benthos does signal the end, for inputs that do not wait). For other
+bounded inputs (stdin, files, generate) set `+"`flush_after_idle`"+`: once no record has arrived for that long, the
+watermark advances to fire every open window.
+
+### Why a buffer, and what is acknowledged when
+
+A processor cannot hold acknowledgements; a buffer can. An input batch is acknowledged only when every window that
+one of its records went into has fired **and** that window's result message has been acknowledged by the output. A
+crash with open windows therefore loses nothing: the input replays the records (kafka_source commits offsets only up
+to acknowledged records) and the windows are recomputed. With a `+"`kafka_sink`"+` in `+"`exactly_once`"+` mode the
+results are exactly-once; with at-least-once outputs a window may be delivered again after a crash.
+
+A result (or errored record) the output rejects (nack) is handed out again after 250ms, unchanged, until it is
+delivered; its inputs stay unacknowledged meanwhile. Nothing is dropped or recomputed while the process runs. The
+results that one watermark step fires go out as one batch (up to 1024), and a nack covers the whole batch: an output
+that delivers a batch message by message and fails part way gets the delivered ones again (at-least-once); kafka_sink
+in `+"`exactly_once`"+` mode commits a batch in one transaction, all or nothing, so it sees no duplicates. When the buffer closes with
+windows open, their input batches are nacked so that an input able to replay does.
+
+### Firing rule (Flink)
+
+Flink's `+"`EventTimeTrigger`"+` fires a window when `+"`window.maxTimestamp() = end - 1 <= watermark`"+`, and with
+`+"`allowedLateness`"+` keeps it until `+"`end - 1 + allowedLateness <= watermark`"+`, firing again for every late record.
+This buffer emits exactly one, final result per window, at that later point: with `+"`allowed_lateness: 0`"+` (the
+default) that is Flink's firing instant; with a lateness, results come later but never need retracting, which
+suits exactly-once sinks. A record is late when every window it belongs to has fired (Flink's `+"`isWindowLate`"+`),
+and then is dropped or flagged as `+"`late`"+` says.
+
+A record is assigned against the watermark from before it; the watermark it carries applies after it, as in Flink
+where a watermark follows the record that produced it.
+
+### Results
+
+Without `+"`aggregate`"+`, the result is the JSON object
+`+"`{\"key\": ..., \"window_start_ms\": ..., \"window_end_ms\": ..., <one field per aggregates entry>}`"+`.
+With `+"`aggregate`"+`, that object plus `+"`rows`"+` (the records' JSON contents, in arrival order) is the input of the
+mapping, and what it returns is the result; `+"`root = deleted()`"+` emits nothing for the window (SQL HAVING).
+Built-in `+"`aggregates`"+` are incremental: a window keeps one accumulator each, not its rows, so prefer them; the
+rows are kept only when `+"`aggregate`"+` is set. Tumbling and sliding windows are aligned to the Unix epoch (Flink,
+offset 0).
+
+### Metadata
+
+Each result carries `+"`window_key`"+`, `+"`window_start_ms`"+`, `+"`window_end_ms`"+` and `+"`kafka_event_time_ms`"+`
+(`+"`window_end_ms - 1`"+`, the timestamp Flink gives window results; use
+`+"`timestamp: ${! @kafka_event_time_ms }`"+` on kafka_sink to stamp it on the record).
+
+### Errored records
+
+A record without a usable event time, whose key interpolation fails, whose content is not JSON while needed, or
+whose value is not a number for sum, min or max, is not dropped: it passes through flagged with an error, for
+`+"`catch`"+`, `+"`switch`"+` on `+"`errored()`"+` or `+"`reject_errored`"+` (metric `+"`event_window_bad_records`"+`).
+Its acknowledgement follows its own delivery. So does a late record with `+"`late: error`"+`.
+
+### Memory
+
+`+"`max_open_windows`"+` bounds the windows held (open, or fired and awaiting their ack; about 200 bytes plus 64 per
+aggregate each); `+"`max_rows`"+` bounds the rows kept for `+"`aggregate`"+`. When a limit is reached and fired results are
+awaiting their ack, the input waits (back-pressure). The limits are checked before each input batch, so one batch may exceed them by the
+windows and rows it adds. When open windows alone reach a limit, the watermark is not firing
+them: the input batch is rejected (nacked) with an error naming the limit, and the input retries it.
+
+### Metrics
+
+`+"`event_window_open`"+` (gauge), `+"`event_window_fired`"+`, `+"`event_window_late_dropped`"+`,
+`+"`event_window_late_errored`"+`, `+"`event_window_bad_records`"+`, `+"`event_window_result_nacked`"+` (counters),
+`+"`event_window_watermark_ms`"+` (gauge).
+`).
+		Fields(
+			service.NewStringEnumField(FieldType, "tumbling", "sliding", "session").
+				Description("The window assigner. `tumbling`: windows of `size`, back to back (Flink `TumblingEventTimeWindows`, SQL `TUMBLE`). "+
+					"`sliding`: windows of `size` starting every `slide`, a record is in `size/slide` of them (Flink `SlidingEventTimeWindows`, SQL `HOP`). "+
+					"`session`: per key, a window that lasts until `gap` passes without a record; a record that bridges two sessions merges them (Flink `EventTimeSessionWindows`, SQL `SESSION`). "+
+					"Default: `tumbling`.").
+				Default("tumbling"),
+			service.NewStringField(FieldSize).
+				Description("Window length, a Go duration in whole milliseconds (`1m`, `500ms`). Required for tumbling and sliding. "+
+					"Flink: `TumblingEventTimeWindows.of(size)`, `SlidingEventTimeWindows.of(size, slide)`.").
+				Example("1m").Optional(),
+			service.NewStringField(FieldSlide).
+				Description("Sliding windows only: how often a window starts, a Go duration, at most `size`. Flink: the `slide` of `SlidingEventTimeWindows.of(size, slide)`.").
+				Example("10s").Optional(),
+			service.NewStringField(FieldGap).
+				Description("Session windows only: the inactivity gap that closes a session, a Go duration. Flink: `EventTimeSessionWindows.withGap(gap)`.").
+				Example("30m").Optional(),
+			service.NewStringField(FieldAllowedLateness).
+				Description("How long after the watermark passes a window's end the window stays open for late records, a Go duration. "+
+					"Default: `0s`. Flink: `WindowedStream.allowedLateness(...)` (see the firing rule above: one final result here).").
+				Default("0s"),
+			service.NewInterpolatedStringField(FieldKey).
+				Description("The grouping key of a record, an interpolation (`${! json(\"user\") }`, `${! @kafka_key }`). "+
+					"Default: empty, one global key (Flink `windowAll`). Flink: `keyBy(...)`; SQL `GROUP BY`.").
+				Example(`${! json("user_id") }`).Example(`${! @kafka_key }`).
+				Default(""),
+			service.NewBloblangField(FieldTimestampMapping).
+				Description("A Bloblang mapping giving a record's event time, as a timestamp or an integer of Unix milliseconds. "+
+					"Default: none, the event time is the `event_time_metadata` metadata. "+
+					"Flink: the `TimestampAssigner` of a `WatermarkStrategy`; SQL: the rowtime column of `WATERMARK FOR`.").
+				Example(`root = this.ordered_at.ts_parse("2006-01-02T15:04:05Z07:00")`).Example(`root = this.ts_ms`).
+				Optional(),
+			service.NewStringField(FieldEventTimeMetadata).
+				Description("The metadata key holding a record's event time, int64 Unix milliseconds, when `timestamp_mapping` is not set. "+
+					"Default: `kafka_event_time_ms` (set by kafka_source).").
+				Default(DefaultEventTimeMetadata).Advanced(),
+			service.NewStringField(FieldWatermarkMetadata).
+				Description("The metadata key holding the watermark, int64 Unix milliseconds, read on every record; a record without it "+
+					"leaves the watermark where it is (windows then fire at the end of input). Default: `kafka_watermark_ms` (set by kafka_source, "+
+					"the minimum over its partitions). Flink: the watermark that the source emits.").
+				Default(DefaultWatermarkMetadata).Advanced(),
+			service.NewStringMapField(FieldAggregates).
+				Description("Built-in aggregates, each `result field: function`: `count` (records; SQL COUNT(*)), `count(path)` (non-null values), "+
+					"`sum(path)`, `min(path)`, `max(path)` (numbers; nulls skipped; null over no value), `first(path)`, `last(path)` "+
+					"(the value of the record with the smallest / largest event time, ties by arrival). "+
+					"`path` is a dot path into the record's JSON (`amount`, `order.total`). Sum is an integer while every value is. "+
+					"They are computed incrementally (Flink `AggregateFunction`): no rows are kept. Default: none. "+
+					"Set `aggregates`, `aggregate` or both.").
+				Example(map[string]any{"orders": "count", "revenue": "sum(amount)", "largest": "max(amount)", "last_status": "last(status)"}).
+				Optional(),
+			service.NewBloblangField(FieldAggregate).
+				Description("A Bloblang mapping run once per fired window over `{\"key\", \"window_start_ms\", \"window_end_ms\", \"rows\": [...], <aggregates>}`; "+
+					"its result is the window's result message, `root = deleted()` emits none. Keeps every row in memory (see `max_rows`). "+
+					"Reductions: `this.rows.map_each(r -> r.amount).sum()`, `this.rows.length()`, `this.rows.map_each(r -> r.amount).sort().index(-1)`. "+
+					"Default: none. Flink: a `ProcessWindowFunction`.").
+				Example(`root.user = this.key
+root.from = (this.window_start_ms / 1000).ts_format("2006-01-02T15:04:05Z", "UTC")
+root.amounts = this.rows.map_each(r -> r.amount)
+root = if this.rows.length() < 3 { deleted() }`).
+				Optional(),
+			service.NewStringEnumField(FieldLate, "drop", "error").
+				Description("What happens to a record whose windows have all fired: `drop` acknowledges it and counts `event_window_late_dropped` "+
+					"(Flink's default); `error` passes it on flagged with an error, for `catch` or `switch` (Flink `sideOutputLateData`). Default: `drop`.").
+				Default("drop"),
+			service.NewStringField(FieldFlushAfterIdle).
+				Description("When no record has arrived for this long (processing time, a Go duration), advance the watermark just far enough "+
+					"to fire every open window; later records for those windows are then late. For bounded inputs other than kafka_source "+
+					"(stdin, files, generate), which Benthos ends only after their pending acks resolve while this buffer holds them until "+
+					"the windows fire. Default: `0s`, off: only the watermark fires windows. Flink: none (a bounded Flink source ends with "+
+					"the `Long.MAX_VALUE` watermark, which this buffer also honours).").
+				Example("5s").
+				Default("0s"),
+			service.NewIntField(FieldMaxOpenWindows).
+				Description("The most windows held at once, open or fired and awaiting the output's ack (about 200 bytes + 64 per aggregate each). "+
+					"Reached: back-pressure while results await acks, else the input batch is rejected with an error. Default: 100000. Flink: none (state backend size).").
+				Default(DefaultMaxOpenWindows).Advanced(),
+			service.NewIntField(FieldMaxRows).
+				Description("The most rows kept for `aggregate`, over the same windows as `max_open_windows`; unused without `aggregate`. Default: 1000000.").
+				Default(DefaultMaxRows).Advanced(),
+		).
+		LintRule(lintRule).
+		Example("Orders per user per minute",
+			"Tumbling one-minute windows keyed by user, counted and summed, written to Kafka with exactly-once delivery.",
+			`
+input:
+  kafka_source:
+    seed_brokers: [ localhost:9092 ]
+    topics: [ orders ]
+    consumer_group: order-counts
+buffer:
+  event_window:
+    type: tumbling
+    size: 1m
+    key: ${! json("user") }
+    aggregates:
+      orders: count
+      revenue: sum(amount)
+output:
+  kafka_sink:
+    seed_brokers: [ localhost:9092 ]
+    topic: order_counts
+    key: ${! @window_key }
+`).
+		Example("Sessions with a Bloblang reduction",
+			"Sessions that end after 30 minutes of inactivity; the mapping gets the rows and drops short sessions.",
+			`
+buffer:
+  event_window:
+    type: session
+    gap: 30m
+    key: ${! json("user") }
+    aggregate: |
+      root = if this.rows.length() < 3 { deleted() } else {
+        {"user": this.key, "clicks": this.rows.length(), "pages": this.rows.map_each(r -> r.page).unique()}
+      }
+`)
+}
+
+// rawFromParsed reads the fields validate needs.
+func rawFromParsed(conf *service.ParsedConfig) (rawConfig, error) {
+	var r rawConfig
+	var err error
+	if r.Type, err = conf.FieldString(FieldType); err != nil {
+		return r, err
+	}
+	opt := func(field string) (string, error) {
+		if !conf.Contains(field) {
+			return "", nil
+		}
+		return conf.FieldString(field)
+	}
+	if r.Size, err = opt(FieldSize); err != nil {
+		return r, err
+	}
+	if r.Slide, err = opt(FieldSlide); err != nil {
+		return r, err
+	}
+	if r.Gap, err = opt(FieldGap); err != nil {
+		return r, err
+	}
+	if r.AllowedLateness, err = conf.FieldString(FieldAllowedLateness); err != nil {
+		return r, err
+	}
+	if r.Late, err = conf.FieldString(FieldLate); err != nil {
+		return r, err
+	}
+	if conf.Contains(FieldAggregates) {
+		if r.Aggregates, err = conf.FieldStringMap(FieldAggregates); err != nil {
+			return r, err
+		}
+	}
+	r.HasAggregate = conf.Contains(FieldAggregate)
+	if r.MaxOpenWindows, err = conf.FieldInt(FieldMaxOpenWindows); err != nil {
+		return r, err
+	}
+	if r.MaxRows, err = conf.FieldInt(FieldMaxRows); err != nil {
+		return r, err
+	}
+	if r.FlushAfterIdle, err = conf.FieldString(FieldFlushAfterIdle); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// ConfigFromParsed turns a parsed config into a validated Config.
+func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
+	var c Config
+	r, err := rawFromParsed(conf)
+	if err != nil {
+		return c, err
+	}
+	if err := r.validate(&c); err != nil {
+		return c, err
+	}
+	if key, err := conf.FieldString(FieldKey); err == nil && key != "" {
+		if c.Key, err = conf.FieldInterpolatedString(FieldKey); err != nil {
+			return c, err
+		}
+	}
+	if conf.Contains(FieldTimestampMapping) {
+		if c.TimestampMapping, err = conf.FieldBloblang(FieldTimestampMapping); err != nil {
+			return c, err
+		}
+	}
+	if conf.Contains(FieldAggregate) {
+		if c.Aggregate, err = conf.FieldBloblang(FieldAggregate); err != nil {
+			return c, err
+		}
+	}
+	if c.EventTimeMeta, err = conf.FieldString(FieldEventTimeMetadata); err != nil {
+		return c, err
+	}
+	if c.WatermarkMeta, err = conf.FieldString(FieldWatermarkMetadata); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// rawFromLint reads a config object as the lint rule sees it.
+func rawFromLint(m map[string]any) rawConfig {
+	str := func(k, def string) string {
+		if s, ok := m[k].(string); ok {
+			return s
+		}
+		return def
+	}
+	num := func(k string, def int) int {
+		v, ok := m[k]
+		if !ok || v == nil {
+			return def
+		}
+		i, f, isInt, err := number(v)
+		if err != nil {
+			return 0
+		}
+		if !isInt {
+			return int(f)
+		}
+		return int(i)
+	}
+	r := rawConfig{
+		Type:            str(FieldType, "tumbling"),
+		Size:            str(FieldSize, ""),
+		Slide:           str(FieldSlide, ""),
+		Gap:             str(FieldGap, ""),
+		AllowedLateness: str(FieldAllowedLateness, "0s"),
+		Late:            str(FieldLate, "drop"),
+		MaxOpenWindows:  num(FieldMaxOpenWindows, DefaultMaxOpenWindows),
+		MaxRows:         num(FieldMaxRows, DefaultMaxRows),
+		FlushAfterIdle:  str(FieldFlushAfterIdle, "0s"),
+	}
+	if aggs, ok := m[FieldAggregates].(map[string]any); ok {
+		r.Aggregates = make(map[string]string, len(aggs))
+		for k, v := range aggs {
+			r.Aggregates[k] = fmt.Sprint(v)
+		}
+	}
+	if s, ok := m[FieldAggregate].(string); ok && s != "" {
+		r.HasAggregate = true
+	}
+	return r
+}
+
+func init() {
+	// The lint method must exist before the spec's lint rule is parsed.
+	if err := bloblang.RegisterMethodV2(lintMethod, bloblang.NewPluginSpec().
+		Category("connectd").
+		Description("Returns the problems of an event_window buffer config (an object) as a list of strings. Used by its lint rule."),
+		func(*bloblang.ParsedParams) (bloblang.Method, error) {
+			return func(v any) (any, error) {
+				m, ok := v.(map[string]any)
+				if !ok {
+					return []any{}, nil
+				}
+				var c Config
+				if err := rawFromLint(m).validate(&c); err != nil {
+					return []any{err.Error()}, nil
+				}
+				return []any{}, nil
+			}, nil
+		}); err != nil {
+		panic(err)
+	}
+	if err := service.RegisterBatchBuffer(component, Spec(), func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchBuffer, error) {
+		c, err := ConfigFromParsed(conf)
+		if err != nil {
+			return nil, err
+		}
+		return New(c, mgr), nil
+	}); err != nil {
+		panic(err)
+	}
+}
