@@ -70,7 +70,7 @@ func onRunFlags(c *cli.Context) error {
 		// Benthos's lint skips a component whose scalar fields do not
 		// decode; type-check connectd's components first.
 		if err := speclint.CheckFiles(c.Args().Slice()); err != nil {
-			return fmt.Errorf("lint: wrong field types:\n%w", err)
+			return fmt.Errorf("lint: wrong field types or combinations:\n%w", err)
 		}
 	}
 	return startDevBroker(c)

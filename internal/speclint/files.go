@@ -15,11 +15,32 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// registry maps a component name to the type rule of its fields.
+// registry maps a component name to the type rule of its fields, and holds
+// the checks that look at a whole config.
 var registry = struct {
 	sync.Mutex
-	rules map[string]*bloblang.Executor
+	rules     map[string]*bloblang.Executor
+	documents []DocumentCheck
 }{rules: map[string]*bloblang.Executor{}}
+
+// DocumentCheck inspects a whole config document (the root node, after
+// environment variable substitution) for problems that span components, and
+// returns each as "(line,col) what: problem".
+type DocumentCheck func(root *yaml.Node) []string
+
+// RegisterDocumentCheck adds a check that CheckYAML runs on every document.
+// Call it from a component's init.
+func RegisterDocumentCheck(c DocumentCheck) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.documents = append(registry.documents, c)
+}
+
+func documentChecks() []DocumentCheck {
+	registry.Lock()
+	defer registry.Unlock()
+	return append([]DocumentCheck(nil), registry.documents...)
+}
 
 // Register records the field types of a component so that CheckFiles can
 // type-check its configs. Call it from the component's init.
@@ -91,8 +112,36 @@ func CheckYAML(data []byte) []string {
 		}
 	}
 	walk(&root)
+	for _, c := range documentChecks() {
+		problems = append(problems, c(&root)...)
+	}
 	return problems
 }
+
+// Find returns the first mapping value under n (depth first) whose key is
+// name, with its key node, or nils.
+func Find(n *yaml.Node, name string) (key, val *yaml.Node) {
+	if n == nil {
+		return nil, nil
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				return n.Content[i], n.Content[i+1]
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if k, v := Find(c, name); k != nil {
+			return k, v
+		}
+	}
+	return nil, nil
+}
+
+// Path returns the value node at the dotted path under a mapping node, or
+// nil.
+func Path(n *yaml.Node, path string) *yaml.Node { return findPath(n, strings.Split(path, ".")) }
 
 func checkComponent(exe *bloblang.Executor, key, val *yaml.Node) []string {
 	var v any

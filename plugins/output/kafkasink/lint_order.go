@@ -1,0 +1,58 @@
+package kafkasink
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/connectd/connectd/internal/speclint"
+)
+
+// lintPipelineOrder is a `connectd lint` check over a whole config: with
+// kafka_source feeding kafka_sink in exactly_once, each transaction commits
+// the source offsets of its batch, and an offset is held back behind any
+// earlier record still in flight. Batches must therefore reach the sink in
+// partition order: if a later batch commits first, its offsets stay held
+// back and a crash replays it (a duplicate). Benthos runs pipeline
+// processors on `pipeline.threads` threads (default -1: one per CPU), which
+// can reorder batches, so with processors the pipeline must have one thread.
+func lintPipelineOrder(root *yaml.Node) []string {
+	if k, _ := speclint.Find(speclint.Path(root.Content[0], "input"), "kafka_source"); k == nil {
+		return nil
+	}
+	_, sink := speclint.Find(speclint.Path(root.Content[0], "output"), "kafka_sink")
+	if sink == nil {
+		return nil
+	}
+	g := speclint.Path(sink, FieldDeliveryGuarantee)
+	if g == nil || DeliveryGuarantee(normalizeName(g.Value)) != DeliveryExactlyOnce {
+		return nil
+	}
+	pipelineKey, pipeline := speclint.Find(root.Content[0], "pipeline")
+	procs := speclint.Path(root.Content[0], "pipeline.processors")
+	if pipeline == nil || procs == nil || len(procs.Content) == 0 {
+		return nil
+	}
+	threads := speclint.Path(pipeline, "threads")
+	if threads != nil && strings.TrimSpace(threads.Value) == "1" {
+		return nil
+	}
+	line, col, value := pipelineKey.Line, pipelineKey.Column, "-1 (the default)"
+	if threads != nil {
+		line, col, value = threads.Line, threads.Column, threads.Value
+	}
+	return []string{fmt.Sprintf("(%d,%d) pipeline: field threads: must be 1 when kafka_source feeds kafka_sink with "+
+		"delivery_guarantee exactly_once and the pipeline has processors, got %s: several threads can reorder batches, "+
+		"and a batch committed before an earlier one keeps its source offsets held back, so a crash would replay it",
+		line, col, value)}
+}
+
+func init() {
+	speclint.RegisterDocumentCheck(func(root *yaml.Node) []string {
+		if root == nil || len(root.Content) == 0 {
+			return nil
+		}
+		return lintPipelineOrder(root)
+	})
+}

@@ -1,0 +1,46 @@
+package kafkasink
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/connectd/connectd/internal/speclint"
+)
+
+func TestLintPipelineOrder(t *testing.T) {
+	t.Parallel()
+	const source = "input:\n  kafka_source: { seed_brokers: [ b:9092 ], topics: [ in ], consumer_group: g }\n"
+	sink := func(guarantee string) string {
+		return "output:\n  kafka_sink: { seed_brokers: [ b:9092 ], topic: out, delivery_guarantee: " + guarantee +
+			", transactional_id_prefix: p }\n"
+	}
+	const procs = "pipeline:\n  processors: [ { mapping: 'root = this' } ]\n"
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"default threads with processors", source + procs + sink("exactly_once"), "(3,1) pipeline: field threads: must be 1"},
+		{"Flink spelling", source + procs + sink("exactly-once"), "field threads: must be 1"},
+		{"two threads", source + "pipeline:\n  threads: 2\n  processors: [ { mapping: 'root = this' } ]\n" + sink("exactly_once"), "(4,12) pipeline: field threads: must be 1 when kafka_source feeds kafka_sink with delivery_guarantee exactly_once and the pipeline has processors, got 2"},
+		{"one thread", source + "pipeline:\n  threads: 1\n  processors: [ { mapping: 'root = this' } ]\n" + sink("exactly_once"), ""},
+		{"no processors", source + sink("exactly_once"), ""},
+		{"at least once", source + procs + "output:\n  kafka_sink: { seed_brokers: [ b:9092 ], topic: out }\n", ""},
+		{"not from kafka_source", "input:\n  generate: { mapping: 'root = {}' }\n" + procs + sink("exactly_once"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var found []string
+			for _, p := range speclint.CheckYAML([]byte(tt.yaml)) {
+				if strings.Contains(p, "field threads") {
+					found = append(found, p)
+				}
+			}
+			switch {
+			case tt.want == "" && len(found) > 0:
+				t.Fatalf("unexpected problems %q", found)
+			case tt.want != "" && (len(found) != 1 || !strings.Contains(found[0], tt.want)):
+				t.Fatalf("problems %q, want one containing %q", found, tt.want)
+			}
+		})
+	}
+}
