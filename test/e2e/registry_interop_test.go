@@ -88,12 +88,15 @@ const interopValueSchema = `{"type": "record", "name": "record", "namespace": "o
 ]}`
 
 // interopRow is one row of the test: nil is SQL NULL. price is the
-// DECIMAL(10, 2) in its text form with the scale's two digits.
+// DECIMAL(10, 2) in its text form with the scale's two digits; priceIn, when
+// set, is the text the writers are given instead (fewer fraction digits,
+// which both must scale).
 type interopRow struct {
 	id      int64
 	name    *string
 	qty     *int32
 	price   *string
+	priceIn string
 	ratio   *float64
 	active  *bool
 	created *time.Time
@@ -122,7 +125,7 @@ func interopRows() []interopRow {
 			active: ptr(false), created: ts("1969-12-31T23:59:59.999Z"), note: ptr("present")},
 		{id: -9223372036854775807, name: ptr(`quote " and \ backslash`), qty: ptr[int32](-2147483648), price: ptr("99999999.99"),
 			ratio: ptr(3.141592653589793), active: ptr(true), created: ts("2000-02-29T00:00:00Z"), note: ptr("")},
-		{id: 4, name: ptr("zero"), qty: ptr[int32](0), price: ptr("0.00"), ratio: ptr(0.0),
+		{id: 4, name: ptr("zero"), qty: ptr[int32](0), price: ptr("0.50"), priceIn: "0.5", ratio: ptr(0.0),
 			active: ptr(false), created: ts("1970-01-01T00:00:00Z"), note: nil},
 		{id: 5},
 	}
@@ -138,8 +141,9 @@ func (r interopRow) pythonForm() map[string]any {
 	return m
 }
 
-// bloblangForm is the row as the generate input of connectd builds it: the
-// decimal as its text, the timestamp as RFC 3339 text.
+// bloblangForm is the row as the generate input of connectd starts from: the
+// decimal as its text, the timestamp as RFC 3339 text (which the mapping
+// turns into a timestamp value for odd ids).
 func (r interopRow) bloblangForm() map[string]any {
 	m := r.common()
 	if r.created != nil {
@@ -160,6 +164,9 @@ func (r interopRow) common() map[string]any {
 	set("name", r.name == nil, deref(r.name))
 	set("qty", r.qty == nil, deref(r.qty))
 	set("price", r.price == nil, deref(r.price))
+	if r.priceIn != "" {
+		m["price"] = r.priceIn
+	}
 	set("ratio", r.ratio == nil, deref(r.ratio))
 	set("active", r.active == nil, deref(r.active))
 	set("created", r.created == nil, nil)
@@ -258,7 +265,9 @@ func TestRegistryInterop(t *testing.T) {
     interval: ""
     mapping: |
       let rows = %s
-      root = $rows.index(count("interop-rows") - 1)
+      let row = $rows.index(count("interop-rows") - 1)
+      root = $row
+      root.created = if $row.created != null && $row.id %% 2 == 1 { $row.created.ts_parse("2006-01-02T15:04:05.000Z07:00") } else { $row.created }
 output:
   kafka_sink:
     ddl: |
