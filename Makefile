@@ -28,11 +28,12 @@ $(INTEROP_VENV)/.installed:
 	$(INTEROP_VENV)/bin/pip install -q "confluent-kafka[avro,schemaregistry]" fastavro requests
 	touch $@
 
-## test: the whole suite, real Apache Kafka broker included.
+## test: the whole suite, real Apache Kafka broker and schema registry included.
 test: build lint $(INTEROP_VENV)/.installed
 	scripts/kafka.sh up
-	eval "$$(scripts/kafka.sh env)"; \
-	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
+	scripts/registry.sh up >/dev/null
+	eval "$$(scripts/kafka.sh env)"; eval "$$(scripts/registry.sh env)"; \
+	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_REQUIRE_REGISTRY=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
 	  export CONNECTD_PYTHON=$(CURDIR)/$(INTEROP_VENV)/bin/python CONNECTD_REQUIRE_INTEROP=1; \
 	  go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/e2e) && \
 	  go test -v -timeout 25m ./test/e2e/ # -v: the SIGKILL runs report their duplicate counts
@@ -69,7 +70,7 @@ clean:
 	rm -rf bin
 
 # A Confluent-compatible schema registry on 127.0.0.1:18081 (franz-go's srfake, in memory);
-# not part of `make test`.
+# `make test` starts it too (test/e2e's TestRegistryInterop uses it).
 .PHONY: registry-up registry-down
 registry-up:
 	scripts/registry.sh up

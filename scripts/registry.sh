@@ -103,6 +103,15 @@ cmd_up() {
     return 0
   fi
   command -v curl >/dev/null || die "curl not found"
+  if our_pid >/dev/null; then
+    log "running but not answering at $URL; restarting it"
+    cmd_down
+  fi
+  # Another server on the port would answer the health check below for the one
+  # started here, which then could not listen.
+  if healthy; then
+    die "something that this script did not start already answers at $URL (stop it, or set CONNECTD_REGISTRY_PORT)"
+  fi
   build
   rm -rf "$DATA"
   mkdir -p "$DATA"
@@ -117,6 +126,7 @@ cmd_up() {
     ((SECONDS < deadline)) || die "the registry did not answer at $URL within ${START_TIMEOUT}s (log: $LOGFILE)"
     sleep 0.2
   done
+  our_pid >/dev/null || die "the registry exited after start (log: $LOGFILE)"
   log "up at $URL (pid $(cat "$PIDFILE"))"
   cmd_env
 }
