@@ -281,17 +281,29 @@ func TestEOSCopySIGKILL(t *testing.T) {
 // restarted, the other takes its partitions over (after the session
 // timeout, and after the broker aborted the dead process's open
 // transaction, which the survivor's require-stable offset fetch waits for).
+// It runs with the classic group protocol and with KIP-848's, where the
+// transactional offset commit carries the member epoch as the generation.
 func TestEOSCopyGroupTakeover(t *testing.T) {
 	t.Parallel()
+	for _, protocol := range []string{"classic", "consumer"} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			testEOSCopyGroupTakeover(t, protocol)
+		})
+	}
+}
+
+func testEOSCopyGroupTakeover(t *testing.T, protocol string) {
 	brokers := kafkatest.Broker(t)
 	kcat := kafkatest.Kcat(t)
-	in := kafkatest.NewTopic(t, brokers, "e2e-eosg-in", eosPartitions)
-	out := kafkatest.NewTopic(t, brokers, "e2e-eosg-out", eosPartitions)
+	in := kafkatest.NewTopic(t, brokers, "e2e-eosg-"+protocol+"-in", eosPartitions)
+	out := kafkatest.NewTopic(t, brokers, "e2e-eosg-"+protocol+"-out", eosPartitions)
 	produceKeyed(t, brokers, in)
 
 	env := []string{"CONNECTD_BROKERS=" + brokers, "CONNECTD_EOS_IN=" + in, "CONNECTD_EOS_OUT=" + out,
 		"CONNECTD_EOS_GROUP=" + in + "-g", "CONNECTD_EOS_TXN_PREFIX=" + in, "CONNECTD_EOS_ASSIGNMENT=group",
-		"CONNECTD_EOS_SESSION_TIMEOUT=6s", "CONNECTD_EOS_TXN_TIMEOUT=10s", "CONNECTD_LOG_LEVEL=info"}
+		"CONNECTD_EOS_SESSION_TIMEOUT=6s", "CONNECTD_EOS_TXN_TIMEOUT=10s", "CONNECTD_LOG_LEVEL=info",
+		"CONNECTD_EOS_GROUP_PROTOCOL=" + protocol}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	tally := newOutputTally()
@@ -320,7 +332,7 @@ func TestEOSCopyGroupTakeover(t *testing.T) {
 	if n := strings.Count(b.logs.String(), "was assigned"); n < 2 {
 		t.Errorf("the surviving process was assigned partitions %d times, want a takeover after its first assignment:\n%s", n, b.logs.String())
 	}
-	verifyEOS(t, brokers, kcat, out, "group mode, one member killed")
+	verifyEOS(t, brokers, kcat, out, "group mode ("+protocol+" protocol), one member killed")
 	if t.Failed() {
 		t.Logf("--- killed process:\n%s\n--- surviving process:\n%s", a.logs.String(), b.logs.String())
 	}
