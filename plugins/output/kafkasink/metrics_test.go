@@ -130,7 +130,7 @@ kafka_sink:
 	for key, want := range map[string]int64{
 		"kafka_sink_records_sent{events}":       2,
 		"kafka_sink_records_failed{events}":     1,
-		"kafka_sink_produce_latency_ns{events}": 2, // observations
+		"kafka_sink_produce_latency_ns{events}": 1, // observations: one per batch and topic
 	} {
 		if got := rec.get(key); got != want {
 			t.Errorf("%s = %d, want %d", key, got, want)
@@ -214,6 +214,71 @@ kafka_sink:
 		}
 	}
 
+	if err := stream.StopWithin(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+// Counters and the produce timer follow each record's topic when a batch
+// interleaves topics: counts and bytes per topic, one latency observation per
+// batch and topic.
+func TestMetricsPerTopicWithinABatch(t *testing.T) {
+	t.Parallel()
+	_, addr := newCluster(t, kfake.SeedTopics(1, "a", "b"))
+	rec := &recordingMetrics{values: map[string]int64{}}
+	env := service.NewEnvironment()
+	if err := env.RegisterMetricsExporter("recording", service.NewConfigSpec(),
+		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) { return rec, nil }); err != nil {
+		t.Fatal(err)
+	}
+	b := env.NewStreamBuilder()
+	produce, err := b.AddBatchProducerFunc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetMetricsYAML("recording: {}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetLoggerYAML("level: none"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddOutputYAML(fmt.Sprintf(`
+kafka_sink:
+  seed_brokers: [ %q ]
+  topic: ${! @t }
+  max_in_flight: 1
+`, addr)); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- stream.Run(ctx) }()
+
+	batch := service.MessageBatch{message("1", "t", "a"), message("22", "t", "b"), message("333", "t", "a"),
+		message("4444", "t", "a"), message("55555", "t", "b")}
+	if err := produce(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int64{
+		"kafka_sink_records_sent{a}":       3,
+		"kafka_sink_records_sent{b}":       2,
+		"kafka_sink_bytes_sent{a}":         1 + 3 + 4,
+		"kafka_sink_bytes_sent{b}":         2 + 5,
+		"kafka_sink_produce_latency_ns{a}": 1,
+		"kafka_sink_produce_latency_ns{b}": 1,
+	} {
+		if got := rec.get(key); got != want {
+			t.Errorf("%s = %d, want %d", key, got, want)
+		}
+	}
 	if err := stream.StopWithin(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -250,8 +250,9 @@ land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
   those records, before compression.
 - `+"`kafka_sink_records_failed`"+` (counter, label `+"`topic`"+`, empty when the topic could
   not be computed): records that failed.
-- `+"`kafka_sink_produce_latency_ns`"+` (timer, label `+"`topic`"+`): from handing a record to
-  the client to Kafka's acknowledgement.
+- `+"`kafka_sink_produce_latency_ns`"+` (timer, label `+"`topic`"+`): one observation per batch
+  and topic, from handing the batch's records to the client to Kafka's acknowledgement of the
+  last of them (per batch, not per record: a per-record summary cost more than the produce).
 
 With exactly_once:
 
