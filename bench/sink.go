@@ -213,7 +213,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 		latencies []time.Duration
 	)
 	if *transactional {
-		opts = append(opts, kgo.TransactionalID(group), kgo.RequireStableFetchOffsets(),
+		opts = append(opts, kgo.TransactionalID(group),
 			kgo.TransactionTimeout(time.Minute))
 		sess, err := kgo.NewGroupTransactSession(opts...)
 		if err != nil {

@@ -22,7 +22,7 @@ func TestTopicName(t *testing.T) {
 	if !strings.HasPrefix(n, "TestX_sub_case_1-") || len(n) != len("TestX_sub_case_1-")+12 {
 		t.Fatalf("topicName = %q", n)
 	}
-	if topicName("p") == topicName("p") {
+	if a, b := topicName("p"), topicName("p"); a == b {
 		t.Fatal("topicName is not unique")
 	}
 }
