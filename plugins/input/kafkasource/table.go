@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
@@ -323,43 +322,15 @@ func (c *Config) applyTable(s tableSettings) error {
 // unsupported options, format options) and contradictions with YAML fields.
 const lintTableMethod = "kafka_source_table_problems"
 
-var _ = registerLintTableMethod()
+var _ = kafkatable.RegisterLintMethod(lintTableMethod, "kafka_source", lintTable)
 
-func registerLintTableMethod() bool {
-	bloblang.MustRegisterMethodV2(lintTableMethod,
-		bloblang.NewPluginSpec().
-			Category("Connectd internal").
-			Description("Returns the problems of a kafka_source config with a table as a list of strings. Used by kafka_source's lint rule."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				m, ok := v.(map[string]any)
-				if !ok {
-					return []any{}, nil
-				}
-				return lintTable(m), nil
-			}, nil
-		})
-	return true
-}
-
-func lintTable(m map[string]any) []any {
-	t, ok, err := kafkatable.RawFromMap(m).LintResolve()
-	if err != nil {
-		return []any{err.Error()}
-	}
-	if !ok {
-		return []any{}
-	}
+func lintTable(t *schema.Table, m map[string]any) []error {
 	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
 	_, errs := deriveTable(t, set)
 	if _, err := kafkatable.NewCodec(t); err != nil {
 		errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err))
 	}
-	out := []any{}
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
+	return errs
 }
 
 // tableInput decodes the messages of a kafka_source into rows of its table.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -270,44 +269,15 @@ func fillFromTable(codec *kafkatable.Codec, msg *service.Message, r *kgo.Record)
 // options, format options) and contradictions with YAML fields.
 const lintTableMethod = "kafka_sink_table_problems"
 
-var _ = registerLintTableMethod()
+var _ = kafkatable.RegisterLintMethod(lintTableMethod, "kafka_sink", lintTable)
 
-func registerLintTableMethod() bool {
-	bloblang.MustRegisterMethodV2(lintTableMethod,
-		bloblang.NewPluginSpec().
-			Category("Connectd internal").
-			Description("Returns the problems of a kafka_sink config with a table as a list of strings. Used by kafka_sink's lint rule."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				m, ok := v.(map[string]any)
-				if !ok {
-					return []any{}, nil
-				}
-				return lintTable(m), nil
-			}, nil
-		})
-	return true
-}
-
-func lintTable(m map[string]any) []any {
-	t, ok, err := kafkatable.RawFromMap(m).LintResolve()
-	if err != nil {
-		return []any{err.Error()}
-	}
-	if !ok {
-		return []any{}
-	}
+func lintTable(t *schema.Table, m map[string]any) []error {
 	codec, err := kafkatable.NewCodec(t)
 	if err != nil {
-		return []any{fmt.Sprintf("field %s: %v", kafkatable.FieldTable, err)}
+		return []error{fmt.Errorf("field %s: %w", kafkatable.FieldTable, err)}
 	}
 	s, errs := deriveTable(t, codec, written(m))
-	errs = append(errs, lintGuarantee(m, s)...)
-	out := []any{}
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
+	return append(errs, lintGuarantee(m, s)...)
 }
 
 // lintGuarantee checks delivery_guarantee and the fields that depend on it
