@@ -77,12 +77,11 @@ func (m *recordingMetrics) NewGaugeCtor(name string, keys ...string) service.Met
 
 func (*recordingMetrics) Close(context.Context) error { return nil }
 
-// The registered output, built from YAML by a stream, counts sent and failed
-// records per topic and times produces; a failed message is reported back to
-// the producer of the batch.
-func TestMetricsThroughStream(t *testing.T) {
-	t.Parallel()
-	_, addr := newCluster(t, kfake.SeedTopics(1, "events"))
+// recordingStream runs a stream whose output is the kafka_sink in
+// outputYAML and whose metrics go to the returned recordingMetrics. It
+// returns the batch producer; the stream stops at the end of the test.
+func recordingStream(t *testing.T, outputYAML string) (func(context.Context, service.MessageBatch) error, *recordingMetrics) {
+	t.Helper()
 	rec := &recordingMetrics{values: map[string]int64{}}
 	env := service.NewEnvironment()
 	if err := env.RegisterMetricsExporter("recording", service.NewConfigSpec(),
@@ -100,25 +99,45 @@ func TestMetricsThroughStream(t *testing.T) {
 	if err := b.SetLoggerYAML("level: none"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AddOutputYAML(fmt.Sprintf(`
-kafka_sink:
-  seed_brokers: [ %q ]
-  topic: events
-  timestamp_ms: ${! @ts.or("") }
-  max_in_flight: 1
-`, addr)); err != nil {
+	if err := b.AddOutputYAML(outputYAML); err != nil {
 		t.Fatal(err)
 	}
 	stream, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- stream.Run(ctx) }()
+	t.Cleanup(func() {
+		defer cancel()
+		if err := stream.StopWithin(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Error(err)
+		}
+	})
+	return produce, rec
+}
 
-	err = produce(ctx, service.MessageBatch{message("ok-1"), message("bad", "ts", "soon"), message("ok-2")})
+// The registered output, built from YAML by a stream, counts sent and failed
+// records per topic and times produces; a failed message is reported back to
+// the producer of the batch.
+func TestMetricsThroughStream(t *testing.T) {
+	t.Parallel()
+	_, addr := newCluster(t, kfake.SeedTopics(1, "events"))
+	produce, rec := recordingStream(t, fmt.Sprintf(`
+kafka_sink:
+  seed_brokers: [ %q ]
+  topic: events
+  timestamp_ms: ${! @ts.or("") }
+  max_in_flight: 1
+`, addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	err := produce(ctx, service.MessageBatch{message("ok-1"), message("bad", "ts", "soon"), message("ok-2")})
 	if err == nil || !strings.Contains(err.Error(), "field timestamp_ms") {
 		t.Fatalf("want the timestamp_ms failure reported to the producer, got %v", err)
 	}
@@ -137,12 +156,6 @@ kafka_sink:
 		}
 	}
 
-	if err := stream.StopWithin(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
 }
 
 // With exactly_once the registered output counts transactions begun,
@@ -151,40 +164,15 @@ kafka_sink:
 func TestTransactionMetricsThroughStream(t *testing.T) {
 	t.Parallel()
 	c, addr := newCluster(t, kfake.SeedTopics(1, "events"))
-	rec := &recordingMetrics{values: map[string]int64{}}
-	env := service.NewEnvironment()
-	if err := env.RegisterMetricsExporter("recording", service.NewConfigSpec(),
-		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) { return rec, nil }); err != nil {
-		t.Fatal(err)
-	}
-	b := env.NewStreamBuilder()
-	produce, err := b.AddBatchProducerFunc()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.SetMetricsYAML("recording: {}"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.SetLoggerYAML("level: none"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.AddOutputYAML(fmt.Sprintf(`
+	produce, rec := recordingStream(t, fmt.Sprintf(`
 kafka_sink:
   seed_brokers: [ %q ]
   topic: events
   delivery_guarantee: exactly_once
   transactional_id_prefix: metrics
-`, addr)); err != nil {
-		t.Fatal(err)
-	}
-	stream, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+`, addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- stream.Run(ctx) }()
 
 	if err := produce(ctx, service.MessageBatch{message("one"), message("two"), message("three")}); err != nil {
 		t.Fatal(err)
@@ -214,12 +202,6 @@ kafka_sink:
 		}
 	}
 
-	if err := stream.StopWithin(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
 }
 
 // Counters and the produce timer follow each record's topic when a batch
@@ -228,39 +210,14 @@ kafka_sink:
 func TestMetricsPerTopicWithinABatch(t *testing.T) {
 	t.Parallel()
 	_, addr := newCluster(t, kfake.SeedTopics(1, "a", "b"))
-	rec := &recordingMetrics{values: map[string]int64{}}
-	env := service.NewEnvironment()
-	if err := env.RegisterMetricsExporter("recording", service.NewConfigSpec(),
-		func(*service.ParsedConfig, *service.Logger) (service.MetricsExporter, error) { return rec, nil }); err != nil {
-		t.Fatal(err)
-	}
-	b := env.NewStreamBuilder()
-	produce, err := b.AddBatchProducerFunc()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.SetMetricsYAML("recording: {}"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.SetLoggerYAML("level: none"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.AddOutputYAML(fmt.Sprintf(`
+	produce, rec := recordingStream(t, fmt.Sprintf(`
 kafka_sink:
   seed_brokers: [ %q ]
   topic: ${! @t }
   max_in_flight: 1
-`, addr)); err != nil {
-		t.Fatal(err)
-	}
-	stream, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+`, addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- stream.Run(ctx) }()
 
 	batch := service.MessageBatch{message("1", "t", "a"), message("22", "t", "b"), message("333", "t", "a"),
 		message("4444", "t", "a"), message("55555", "t", "b")}
@@ -278,11 +235,5 @@ kafka_sink:
 		if got := rec.get(key); got != want {
 			t.Errorf("%s = %d, want %d", key, got, want)
 		}
-	}
-	if err := stream.StopWithin(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
 	}
 }
