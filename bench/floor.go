@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime/debug"
 	"time"
 
@@ -38,19 +37,9 @@ func init() {
 }
 
 func runFloor(self string, records int64, size int) (result, error) {
-	cmd := exec.Command(self, "-mode", "benthos-floor", "--", "-records", fmt.Sprint(records), "-size", fmt.Sprint(size))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return result{}, err
-	}
 	var r result
-	if err := json.Unmarshal(out, &r); err != nil {
-		return result{}, fmt.Errorf("floor output %q: %w", out, err)
-	}
-	r.CPU = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
-	r.PeakRSS = maxRSSKiB(cmd.ProcessState)
-	return r, nil
+	err := runMode(self, &r, &r, "-mode", "benthos-floor", "--", "-records", fmt.Sprint(records), "-size", fmt.Sprint(size))
+	return r, err
 }
 
 type floorInput struct {

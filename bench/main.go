@@ -205,19 +205,27 @@ func median(rs []result) result {
 }
 
 func runRaw(self, brokers, topic string, records int64) (result, error) {
-	cmd := exec.Command(self, "-mode", "raw-consume", "-brokers", brokers, "-topic", topic, "-records", fmt.Sprint(records))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return result{}, err
-	}
 	var r result
-	if err := json.Unmarshal(out, &r); err != nil {
-		return result{}, fmt.Errorf("raw consumer output %q: %w", out, err)
+	err := runMode(self, &r, &r, "-mode", "raw-consume", "-brokers", brokers, "-topic", topic, "-records", fmt.Sprint(records))
+	return r, err
+}
+
+// runMode runs this executable with args (a helper mode that prints one JSON
+// value), decodes its output into out, and sets the process's CPU seconds
+// and peak RSS on stats.
+func runMode(self string, out any, stats *result, args ...string) error {
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 	}
-	r.CPU = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
-	r.PeakRSS = maxRSSKiB(cmd.ProcessState)
-	return r, nil
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%s: output %q: %w", strings.Join(args, " "), b, err)
+	}
+	stats.CPU = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
+	stats.PeakRSS = maxRSSKiB(cmd.ProcessState)
+	return nil
 }
 
 func envOr(k, def string) string {

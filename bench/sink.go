@@ -163,21 +163,11 @@ func runRawCopy(e env, in, out string, shape txnShape, txn bool) (copyResult, er
 	if err := createTopic(context.Background(), e.brokers, out, e.partitions); err != nil {
 		return copyResult{}, err
 	}
-	cmd := exec.Command(e.self, "-mode", "raw-copy", "--", "-brokers", e.brokers, "-in", in, "-out", out,
+	var r copyResult
+	err := runMode(e.self, &r, &r.result, "-mode", "raw-copy", "--", "-brokers", e.brokers, "-in", in, "-out", out,
 		"-records", fmt.Sprint(*copyRecords), "-txn-records", fmt.Sprint(shape.records), "-txn-period", shape.period.String(),
 		"-transactional="+strconv.FormatBool(txn), "-size", fmt.Sprint(e.size))
-	cmd.Stderr = os.Stderr
-	outb, err := cmd.Output()
-	if err != nil {
-		return copyResult{}, err
-	}
-	var r copyResult
-	if err := json.Unmarshal(outb, &r); err != nil {
-		return copyResult{}, fmt.Errorf("raw copy output %q: %w", outb, err)
-	}
-	r.CPU = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
-	r.PeakRSS = maxRSSKiB(cmd.ProcessState)
-	return r, nil
+	return r, err
 }
 
 // rawCopyMode copies -records records from -in to -out with a bare kgo
