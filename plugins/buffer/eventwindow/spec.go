@@ -72,8 +72,11 @@ watermark advances to fire every open window.
 A processor cannot hold acknowledgements; a buffer can. An input batch is acknowledged only when every window that
 one of its records went into has fired **and** that window's result message has been acknowledged by the output. A
 crash with open windows therefore loses nothing: the input replays the records (kafka_source commits offsets only up
-to acknowledged records) and the windows are recomputed. With a `+"`kafka_sink`"+` in `+"`exactly_once`"+` mode the
-results are exactly-once; with at-least-once outputs a window may be delivered again after a crash.
+to acknowledged records) and the windows are recomputed. Results are at-least-once today, whatever the output: a
+crash after a result's transaction committed but before the source committed the window's input offsets replays those
+records, and the window fires again. (Window results do not yet carry their inputs' source offsets into the sink's
+transaction, as single records from `+"`kafka_source`"+` do; an `+"`exactly_once`"+` `+"`kafka_sink`"+` still makes each
+batch of results atomic.)
 
 A result (or errored record) the output rejects (nack) is handed out again after 250ms, unchanged, until it is
 delivered; its inputs stay unacknowledged meanwhile. Nothing is dropped or recomputed while the process runs. The
@@ -213,7 +216,7 @@ root = if this.rows.length() < 3 { deleted() }`).
 		).
 		LintRule(lintRule).
 		Example("Orders per user per minute",
-			"Tumbling one-minute windows keyed by user, counted and summed, written to Kafka with exactly-once delivery.",
+			"Tumbling one-minute windows keyed by user, counted and summed, written to Kafka in transactions.",
 			`
 input:
   kafka_source:
