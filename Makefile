@@ -50,7 +50,7 @@ lint: build
 	$(BIN) test ./config/...
 
 ## bench: connectd vs the raw franz-go client on the real broker (a report, not a test).
-BENCH_SCENARIOS ?= source
+BENCH_SCENARIOS ?= source,sink,windows,formats
 BENCH_FLAGS ?= -scenarios $(BENCH_SCENARIOS) -records 5000000 -size 200 -partitions 8 -rounds 3
 bench: build
 	scripts/kafka.sh up

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"runtime/debug"
 	"time"
 
@@ -32,7 +30,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		return json.NewEncoder(os.Stdout).Encode(r)
+		return jsonOut(r)
 	}
 }
 

@@ -84,7 +84,7 @@ func main() {
 		if err != nil {
 			fatal(err)
 		}
-		_ = json.NewEncoder(os.Stdout).Encode(r)
+		_ = jsonOut(r)
 	case "report":
 		self, err := os.Executable()
 		if err != nil {
@@ -227,6 +227,9 @@ func runMode(self string, out any, stats *result, args ...string) error {
 	stats.PeakRSS = maxRSSKiB(cmd.ProcessState)
 	return nil
 }
+
+// jsonOut prints a helper mode's result for runMode.
+func jsonOut(v any) error { return json.NewEncoder(os.Stdout).Encode(v) }
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {

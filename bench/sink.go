@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -260,7 +259,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 	}
 	r := copyResult{result: result{Records: copied, Bytes: copied * int64(*size), Wall: time.Since(start).Seconds()}}
 	r.CommitP50, r.CommitP99 = quantileMs(latencies, 0.5), quantileMs(latencies, 0.99)
-	return json.NewEncoder(os.Stdout).Encode(r)
+	return jsonOut(r)
 }
 
 // fillBatch polls until it has handed limit records to each (or left, or
