@@ -1,7 +1,9 @@
 package kafkasink
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"testing"
 
@@ -69,4 +71,29 @@ key: '${! meta("kafka_key") }'
 		s.buildRecords(batch)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/record")
+}
+
+// Only failed produces can mean a lost cluster: a batch whose records all
+// failed to build, with errors that wrap io.EOF, is a batch error, not a
+// reconnect.
+func TestBatchResultConnectionErrors(t *testing.T) {
+	t.Parallel()
+	cfg, err := parseConfig(t, "seed_brokers: [ \"127.0.0.1:9092\" ]\ntopic: out\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSink(cfg, service.MockResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := service.MessageBatch{service.NewMessage([]byte("a")), service.NewMessage([]byte("b"))}
+	built := s.batchResult(batch, []error{fmt.Errorf("field key: %w", io.ErrUnexpectedEOF), fmt.Errorf("encode: %w", io.EOF)})
+	var berr *service.BatchError
+	if !errors.As(built, &berr) || errors.Is(built, service.ErrNotConnected) {
+		t.Errorf("records that failed to build: got %v, want a batch error", built)
+	}
+	lost := s.batchResult(batch, []error{&ProduceError{Topic: "out", Err: io.EOF}, &ProduceError{Topic: "out", Err: io.EOF}})
+	if !errors.Is(lost, service.ErrNotConnected) {
+		t.Errorf("every produce lost its connection: got %v, want ErrNotConnected", lost)
+	}
 }

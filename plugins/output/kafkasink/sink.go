@@ -337,7 +337,10 @@ func (s *Sink) batchResult(batch service.MessageBatch, errs []error) error {
 		if first == nil {
 			first = err
 		}
-		if isConnectionError(err) {
+		// Only a failed produce can mean a lost cluster: a record that could
+		// not be built (a field or encode error) may wrap io.EOF too.
+		var pe *ProduceError
+		if errors.As(err, &pe) && isConnectionError(err) {
 			conn++
 		}
 	}
