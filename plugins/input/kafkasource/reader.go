@@ -10,6 +10,7 @@ import (
 
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/txnoffsets"
+	"github.com/connectd/connectd/internal/watermark"
 )
 
 // FetchError is a failed fetch of one partition.
@@ -46,6 +47,21 @@ type fetchedBatch struct {
 	// that an exactly-once kafka_sink commits the offsets in its
 	// transaction); nil attaches none.
 	origin txnoffsets.Source
+	// wm is the session's watermark state, nil without a watermark. With
+	// it, wmParts[i] is the watermark partition of records[i] (nil if
+	// untracked), and stamps are computed by the first delivery and reused
+	// by redeliveries (see session.stampDelivery).
+	wm      *sessionWatermarks
+	wmParts []*watermark.Partition
+	stamps  []wmStamp
+	// release removes the watermark partitions that this batch finished
+	// (stop offset reached), once their last records are observed.
+	release func()
+	// delivered is set by the first delivery; final marks the batch that
+	// ends a bounded read (its messages carry the end-of-input watermark).
+	// Both are guarded by the session mutex.
+	delivered bool
+	final     bool
 }
 
 // prepare builds the batch's messages.
