@@ -368,16 +368,17 @@ type tableInput struct {
 	codec   *kafkatable.Codec
 	headers bool // a metadata column reads the headers
 	bad     *tablespec.Bad
-	// src and column are set when the event time is a column of the row:
-	// rows are stamped after decoding (stampRows).
+	// src is set when the event time comes from the row (watermark column
+	// or expression): rows are stamped after decoding (stampRows).
 	src    *source
 	column string
+	expr   *eventTimeExpr
 }
 
 func newTableInput(in service.BatchInput, c Config, mgr *service.Resources) *tableInput {
 	ti := &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(), bad: tablespec.NewBad("kafka_source", c.OnError, mgr)}
-	if src, ok := in.(*source); ok && c.Watermark.Enabled && c.Watermark.Column != "" {
-		ti.src, ti.column = src, c.Watermark.Column
+	if src, ok := in.(*source); ok && c.Watermark.Enabled && (c.Watermark.Column != "" || c.Watermark.expr != nil) {
+		ti.src, ti.column, ti.expr = src, c.Watermark.Column, c.Watermark.expr
 	}
 	return ti
 }
@@ -428,7 +429,11 @@ func (in *tableInput) stamp(batch service.MessageBatch) {
 			continue
 		}
 		row, _ := v.(map[string]any)
-		times[i], ok[i] = eventTimeOf(row[in.column])
+		if in.expr != nil {
+			times[i], ok[i] = in.expr.eval(row, msg)
+		} else {
+			times[i], ok[i] = eventTimeOf(row[in.column])
+		}
 	}
 	in.src.stampRows(batch, times, ok)
 }

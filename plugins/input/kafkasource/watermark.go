@@ -13,7 +13,9 @@ import (
 
 	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/internal/watermark"
+	"github.com/connectd/connectd/plugins/processor/tablespec"
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/expr"
 )
 
 // Field names of the watermark block.
@@ -21,6 +23,7 @@ const (
 	fieldWatermark         = "watermark"
 	fieldWMEnabled         = "enabled"
 	fieldWMColumn          = "column"
+	fieldWMExpression      = "expression"
 	fieldWMMaxOutOfOrder   = "max_out_of_orderness"
 	fieldWMIdleTimeout     = "idle_timeout"
 	fieldWMEmitInterval    = "emit_interval"
@@ -44,8 +47,15 @@ type WatermarkConfig struct {
 	// block is present or the table declares a WATERMARK.
 	Enabled bool
 	// Column is the table column holding the event time; "" reads the
-	// record timestamp.
+	// record timestamp (or Expression).
 	Column string
+	// Expression is a CEL expression giving the event time; "" for none.
+	// Expression and Column exclude each other.
+	Expression string
+	// expr is Expression compiled (nil without one).
+	expr *eventTimeExpr
+	// hasTable: the source decodes rows, and column or expression read them.
+	hasTable bool
 	// Tracker holds max out-of-orderness, idle timeout and emit interval.
 	Tracker watermark.Config
 	// Alignment is nil without alignment.
@@ -61,6 +71,14 @@ func watermarkFields() *service.ConfigField {
 			Description("With a `table`: the column of the decoded row that holds the event time (a TIMESTAMP or TIMESTAMP_LTZ, or integer "+
 				"Unix milliseconds). Default: none, the event time is the record timestamp (Flink: the `timestamp` metadata column as "+
 				"rowtime). Derived from the table's `WATERMARK FOR col AS ...`. Flink: the rowtime column of `WATERMARK FOR`.").
+			Optional(),
+		service.NewStringField(fieldWMExpression).
+			Description("A CEL expression giving the event time, a timestamp or integer Unix milliseconds, evaluated over the "+
+				"decoded row with a `table` (its columns as variables), else over the record value parsed as JSON (`row`), with "+
+				"`meta` (the metadata) and `kafka_timestamp` (the record timestamp) as in the `cel` processor. A record whose "+
+				"expression fails or gives null carries no event time and does not move the watermark. Default: none. Excludes `column`. "+
+				"Flink: a computed rowtime column, `WATERMARK FOR rt AS ...` over `rt AS <expr>`, or a `TimestampAssigner`.").
+			Example(`timestamp(row.created_at)`).Example(`int(row.ts_ms)`).
 			Optional(),
 		service.NewDurationField(fieldWMMaxOutOfOrder).
 			Description("How far behind the largest event time seen on a partition a record may be and still not be late (Go duration, "+
@@ -185,6 +203,9 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 	if v, ok := y[fieldWMColumn]; ok && v != nil {
 		c.Column = fmt.Sprint(v)
 	}
+	if v, ok := y[fieldWMExpression]; ok && v != nil {
+		c.Expression = fmt.Sprint(v)
+	}
 	v, ok := y[fieldWMMaxOutOfOrder]
 	c.Tracker.MaxOutOfOrderness = dur(path(fieldWMMaxOutOfOrder), v, ok)
 	v, ok = y[fieldWMIdleTimeout]
@@ -203,13 +224,24 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 		c.Alignment = ac
 	}
 	if t != nil {
+		c.hasTable = true
 		errs = append(errs, c.applyTableWatermark(t, present)...)
 	}
 	if c.Alignment != nil && c.Alignment.Group == "" {
 		errs = append(errs, fmt.Errorf("field %s: required with %s (or option '%s' of the table)",
 			path(fieldWMAlignment, fieldWMAlignGroup), path(fieldWMAlignment), schema.OptWatermarkAlignGroup))
 	}
-	if c.Column != "" {
+	if c.Expression != "" {
+		if c.Column != "" {
+			errs = append(errs, fmt.Errorf("field %s: set only one of %s and %s", path(fieldWMExpression), path(fieldWMColumn), path(fieldWMExpression)))
+		}
+		x, err := compileEventTime(t, c.Expression)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", path(fieldWMExpression), err))
+		}
+		c.expr = x
+	}
+	if c.Column != "" && c.Expression == "" {
 		if t == nil {
 			errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s); without one the event time is the record timestamp",
 				path(fieldWMColumn), kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
@@ -232,6 +264,9 @@ func (c *WatermarkConfig) applyTableWatermark(t *schema.Table, present bool) []e
 		}
 		if c.Column != "" && c.Column != wm.Column {
 			cf.Addf(path(fieldWMColumn), "%q contradicts WATERMARK FOR %s; drop %s", c.Column, wm.Column, path(fieldWMColumn))
+		}
+		if c.Expression != "" {
+			cf.Addf(path(fieldWMExpression), "the table's WATERMARK FOR %s gives the event time; drop %s", wm.Column, path(fieldWMExpression))
 		}
 		c.Column = wm.Column
 		if d := c.Tracker.MaxOutOfOrderness; d != 0 && d != wm.Delay {
@@ -321,6 +356,7 @@ type wmStamp struct {
 	eventTime int64
 	watermark int64
 	late      bool
+	none      bool // no event time (the expression failed): nothing set
 }
 
 // wmMetrics are the watermark metrics of a source.
@@ -355,9 +391,12 @@ type sessionWatermarks struct {
 	// lastEventTime is the event time of the last record stamped (Unix ms),
 	// for the event-time lag gauge.
 	lastEventTime atomic.Int64
-	// column: event times come from the table row (stamped in
-	// tableInput.ReadBatch) rather than the record timestamp.
-	column bool
+	// afterDecode: event times come from the table row (column or
+	// expression), stamped in tableInput.ReadBatch after decoding.
+	afterDecode bool
+	// expr, without a table, computes event times from the messages at
+	// delivery; nil reads the record timestamp.
+	expr *eventTimeExpr
 }
 
 func newSessionWatermarks(c WatermarkConfig, m wmMetrics) (*sessionWatermarks, error) {
@@ -365,7 +404,13 @@ func newSessionWatermarks(c WatermarkConfig, m wmMetrics) (*sessionWatermarks, e
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", fieldWatermark, err)
 	}
-	w := &sessionWatermarks{conf: c, tracker: t, metrics: m, column: c.Column != ""}
+	w := &sessionWatermarks{conf: c, tracker: t, metrics: m}
+	switch {
+	case c.hasTable:
+		w.afterDecode = c.Column != "" || c.expr != nil
+	case c.expr != nil:
+		w.expr = c.expr
+	}
 	w.lastEventTime.Store(watermark.NoWatermark)
 	if c.Alignment != nil {
 		if w.aligner, err = watermark.DefaultRegistry().Join(*c.Alignment, t); err != nil {
@@ -521,16 +566,23 @@ func (sess *session) stampDelivery(b *fetchedBatch, batch service.MessageBatch) 
 	final := b.final
 	release := b.release
 	b.release = nil
-	if w.column && release != nil {
+	if w.afterDecode && release != nil {
 		sess.mu.wmRelease = append(sess.mu.wmRelease, release)
 		release = nil
 	}
 	sess.mu.Unlock()
-	if !w.column && b.wmParts != nil {
+	if !w.afterDecode && b.wmParts != nil {
 		if b.stamps == nil {
 			b.stamps = make([]wmStamp, len(b.records))
 			for i, r := range b.records {
 				et := r.Timestamp.UnixMilli()
+				if w.expr != nil {
+					var ok bool
+					if et, ok = w.expr.eval(rowOf(batch[i]), batch[i]); !ok {
+						b.stamps[i] = wmStamp{none: true}
+						continue
+					}
+				}
 				if p := b.wmParts[i]; p != nil {
 					b.stamps[i] = stamp(p, et)
 				} else {
@@ -545,7 +597,9 @@ func (sess *session) stampDelivery(b *fetchedBatch, batch service.MessageBatch) 
 			}
 		}
 		for i, msg := range batch {
-			setStamp(msg, b.stamps[i])
+			if !b.stamps[i].none {
+				setStamp(msg, b.stamps[i])
+			}
 		}
 	}
 	if release != nil {
@@ -605,4 +659,62 @@ func (sess *session) wmResumeRemovedLocked(cl *kgo.Client, tp topicPartition) {
 	if sess.wm != nil && sess.mu.alignPaused[tp] {
 		cl.ResumeFetchPartitions(partitionMap([]topicPartition{tp}))
 	}
+}
+
+// eventTimeExpr is a compiled watermark.expression.
+type eventTimeExpr struct {
+	env *expr.Env
+	prg *expr.Program
+}
+
+// compileEventTime compiles src in the CEL environment of table t (nil: no
+// table), as the cel processor does.
+func compileEventTime(t *schema.Table, src string) (*eventTimeExpr, error) {
+	env, err := expr.NewEnv(t)
+	if err != nil {
+		return nil, err
+	}
+	prg, err := env.Compile(src, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &eventTimeExpr{env: env, prg: prg}, nil
+}
+
+// eval returns the event time of row (the decoded row, or the JSON value)
+// of msg; ok is false when the expression fails or gives no time.
+func (x *eventTimeExpr) eval(row map[string]any, msg *service.Message) (int64, bool) {
+	in := expr.Input{Meta: map[string]any{}}
+	_ = msg.MetaWalkMut(func(k string, v any) error {
+		in.Meta[k] = v
+		return nil
+	})
+	if v, ok := in.Meta[tablespec.MetaTimestamp]; ok {
+		if ts, err := tablespec.ParseTimestamp(v); err == nil {
+			ts = ts.UTC()
+			in.KafkaTimestamp = &ts
+		}
+	}
+	act, err := x.env.Activation(row, in)
+	if err != nil {
+		return 0, false
+	}
+	v, err := x.prg.Eval(act)
+	if err != nil {
+		return 0, false
+	}
+	return eventTimeOf(v)
+}
+
+// rowOf is the content of msg as a row: a JSON object, else an empty row.
+func rowOf(msg *service.Message) map[string]any {
+	v, err := msg.AsStructured()
+	if err != nil {
+		return map[string]any{}
+	}
+	row, _ := v.(map[string]any)
+	if row == nil {
+		return map[string]any{}
+	}
+	return row
 }

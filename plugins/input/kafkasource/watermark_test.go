@@ -378,6 +378,32 @@ ddl: |
 	}
 }
 
+func TestWatermarkExpressionEventTime(t *testing.T) {
+	t.Parallel()
+	addr := newTopicsCluster(t, 1, "t")
+	var krs []*kgo.Record
+	for _, v := range []string{`{"ts":10000}`, `{"ts":20000}`, `not json`, `{"ts":15000}`} {
+		krs = append(krs, &kgo.Record{Topic: "t", Partition: 0, Value: []byte(v), Timestamp: baseTime})
+	}
+	produce(t, addr, krs...)
+	s := newTestSource(t, sourceYAML(addr, "g", "start_from: earliest",
+		fmt.Sprintf("watermark: { max_out_of_orderness: 1s, expression: 'int(row.ts) + %d' }", baseTime.UnixMilli())))
+	var got []string
+	for _, b := range readRecords(t, s, 4) {
+		for _, m := range b.msgs {
+			if _, ok := m.MetaGetMut(metaEventTimeMs); !ok {
+				got = append(got, "none")
+				continue
+			}
+			got = append(got, fmt.Sprint(wmMetaOf(t, m)))
+		}
+	}
+	want := []string{"{0 10000 8999 false}", "{0 20000 18999 false}", "none", "{0 15000 18999 true}"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+}
+
 func TestWatermarkLintNamesFields(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -388,6 +414,8 @@ func TestWatermarkLintNamesFields(t *testing.T) {
 		{"negative out-of-orderness", "watermark: { max_out_of_orderness: -1s }", "field watermark.max_out_of_orderness: must not be negative"},
 		{"negative idle timeout", "watermark: { idle_timeout: -5s }", "field watermark.idle_timeout: must not be negative"},
 		{"negative drift", "watermark: { alignment: { group: g, max_drift: -1s } }", "field watermark.alignment.max_drift: must not be negative"},
+		{"bad expression", "watermark: { expression: 'row.ts +' }", "field watermark.expression: "},
+		{"column and expression", "watermark: { column: ts, expression: 'row.ts' }", "field watermark.expression: set only one of"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
