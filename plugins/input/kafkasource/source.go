@@ -198,6 +198,7 @@ func (s *source) Connect(ctx context.Context) error {
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		sess.cancel()
+		sess.leaveAlignment()
 		closeAll()
 		return errClosed
 	}
@@ -227,6 +228,7 @@ func (s *source) connectGroup(ctx context.Context) error {
 			for _, cl := range sess.clients {
 				cl.Close()
 			}
+			sess.leaveAlignment()
 			return err
 		}
 		sess.clients = append(sess.clients, client)
@@ -237,6 +239,7 @@ func (s *source) connectGroup(ctx context.Context) error {
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		sess.cancel()
+		sess.leaveAlignment()
 		for _, cl := range sess.clients {
 			cl.Close()
 		}
@@ -472,9 +475,7 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 	sess.stopOnce.Do(func() {
 		sess.cancel()
 		sess.wg.Wait()
-		if sess.wm != nil && sess.wm.aligner != nil {
-			sess.wm.aligner.Leave()
-		}
+		sess.leaveAlignment()
 		cctx, cancel := context.WithTimeout(ctx, finalCommitTimeout)
 		defer cancel()
 		if err := sess.commit(cctx); err != nil {

@@ -343,9 +343,11 @@ With `+"`watermark`"+` (or a table with `+"`WATERMARK FOR`"+`), each message als
 
 Each partition's watermark is its largest event time minus `+"`max_out_of_orderness`"+` minus 1ms; the source's watermark is the
 minimum over its partitions that are not idle, and never goes backwards. A reader that owns no partitions does not hold it back.
-A partition that reached its stop offset, was revoked or released stops holding it back. A record that is delivered again
-after a nack keeps the event time, watermark and lateness of its first delivery. In column mode the row is stamped after
-decoding; a row whose column is null or did not decode carries no event time.
+A partition that reached its stop offset, was revoked or released stops holding it back. Event times are observed when a batch is
+delivered (so that with several readers no watermark runs ahead of records not yet delivered); a record delivered again
+after a nack keeps the event time, watermark and lateness of its first delivery. With a table and `+"`column`"+` or
+`+"`expression`"+`, rows are stamped after decoding, and a redelivered row is observed again (it may then be late); a row whose
+column is null, whose expression fails, or that did not decode carries no event time.
 
 **End of a bounded read:** the last message of the last batch of a bounded read (`+"`stop_at`"+`), delivered when every
 partition reached its stop offset, carries `+"`kafka_watermark_ms`"+` = 9223372036854775807 (math.MaxInt64, Flink's

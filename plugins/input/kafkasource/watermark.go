@@ -571,7 +571,7 @@ func (sess *session) stampDelivery(b *fetchedBatch, batch service.MessageBatch) 
 		release = nil
 	}
 	sess.mu.Unlock()
-	if !w.afterDecode && b.wmParts != nil {
+	if !w.afterDecode && b.wmParts != nil && len(b.wmParts) == len(batch) {
 		if b.stamps == nil {
 			b.stamps = make([]wmStamp, len(b.records))
 			for i, r := range b.records {
@@ -596,9 +596,24 @@ func (sess *session) stampDelivery(b *fetchedBatch, batch service.MessageBatch) 
 				w.lastEventTime.Store(b.stamps[n-1].eventTime)
 			}
 		}
+		// Consecutive records mostly carry the same watermark: box it once
+		// per value rather than once per message.
+		var (
+			wmBox any
+			wmVal int64
+		)
 		for i, msg := range batch {
-			if !b.stamps[i].none {
-				setStamp(msg, b.stamps[i])
+			st := b.stamps[i]
+			if st.none {
+				continue
+			}
+			if wmBox == nil || st.watermark != wmVal {
+				wmVal, wmBox = st.watermark, st.watermark
+			}
+			msg.MetaSetMut(metaEventTimeMs, st.eventTime)
+			msg.MetaSetMut(metaWatermarkMs, wmBox)
+			if st.late {
+				msg.MetaSetMut(metaLate, true)
 			}
 		}
 	}
@@ -717,4 +732,11 @@ func rowOf(msg *service.Message) map[string]any {
 		return map[string]any{}
 	}
 	return row
+}
+
+// leaveAlignment takes the session's tracker out of its alignment group.
+func (sess *session) leaveAlignment() {
+	if sess.wm != nil && sess.wm.aligner != nil {
+		sess.wm.aligner.Leave()
+	}
 }

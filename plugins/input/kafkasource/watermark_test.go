@@ -525,3 +525,29 @@ func toInt(v any) int64 {
 	}
 	return -1
 }
+
+// TestWatermarkGroupModeTracksAssignments: in group mode the watermark
+// partitions follow the coordinator's assignment, and a second member
+// joining takes partitions away from the first's tracker.
+func TestWatermarkGroupModeTracksAssignments(t *testing.T) {
+	t.Parallel()
+	const partitions = 4
+	addr := newTopicsCluster(t, partitions, "t")
+	conf := sourceYAML(addr, "g", "assignment: group", "commit_period: 50ms", "fetch_max_wait: 50ms", "watermark: { emit_interval: 20ms }")
+	a := newTestSource(t, conf)
+	trackerOf := func(s *source) *watermark.Tracker { return sessOf(s).wm.tracker }
+	waitFor(t, "every partition in a's tracker", func() bool { return trackerOf(a).Stats().Partitions == partitions })
+	b := newTestSource(t, conf)
+	// a must keep reading for the rebalance to complete.
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); drain(ctx, t, a, func(string) {}) }()
+	go func() { defer wg.Done(); drain(ctx, t, b, func(string) {}) }()
+	defer wg.Wait()
+	defer cancel()
+	waitFor(t, "partitions split across both trackers", func() bool {
+		na, nb := trackerOf(a).Stats().Partitions, trackerOf(b).Stats().Partitions
+		return na > 0 && nb > 0 && na+nb == partitions && len(trackedPartitions(a)) == na && len(trackedPartitions(b)) == nb
+	})
+}
