@@ -323,6 +323,44 @@ ddl: |
 	}
 }
 
+func TestWatermarkTableContradictions(t *testing.T) {
+	t.Parallel()
+	ddl := `
+ddl: |
+  CREATE TABLE ev (
+    id STRING,
+    ts TIMESTAMP(3),
+    other TIMESTAMP(3),
+    WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+  ) WITH (
+    'connector' = 'kafka',
+    'topic' = 't',
+    'properties.bootstrap.servers' = 'localhost:9092',
+    'properties.group.id' = 'g',
+    'format' = 'json',
+    'scan.watermark.idle-timeout' = '1 min'
+  )
+`
+	for _, tc := range []struct{ yaml, want string }{
+		{"watermark: { column: other }", "field watermark.column: table ev: \"other\" contradicts WATERMARK FOR ts"},
+		{"watermark: { max_out_of_orderness: 1s }", "field watermark.max_out_of_orderness: table ev: 1s contradicts WATERMARK FOR ts"},
+		{"watermark: { idle_timeout: 2m }", "field watermark.idle_timeout: \"2m0s\" contradicts option 'scan.watermark.idle-timeout'"},
+		{"watermark: { expression: 'ts' }", "field watermark.expression: table ev: the table's WATERMARK FOR ts gives the event time"},
+	} {
+		if _, err := parseConfig(t, ddl+tc.yaml); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	// Agreeing values are fine, and enabled: false turns the table's
+	// watermark off.
+	if c, err := parseConfig(t, ddl+"watermark: { column: ts, max_out_of_orderness: 5s, idle_timeout: 1m }"); err != nil || !c.Watermark.Enabled {
+		t.Fatalf("agreeing watermark block: %v, enabled %v", err, c.Watermark.Enabled)
+	}
+	if c, err := parseConfig(t, ddl+"watermark: { enabled: false }"); err != nil || c.Watermark.Enabled {
+		t.Fatalf("enabled: false: %v, enabled %v", err, c.Watermark.Enabled)
+	}
+}
+
 func TestWatermarkTableColumnEventTime(t *testing.T) {
 	t.Parallel()
 	addr := newTopicsCluster(t, 1, "t")
