@@ -77,8 +77,15 @@ func (b *fetchedBatch) buildMessages() service.MessageBatch {
 		// One allocation for the origins of the whole batch.
 		ctxs = make([]txnoffsets.OriginContext, len(b.records))
 	}
+	// With event time from the record timestamp, it is set here, on the
+	// reader goroutine: the metadata map grows past its small form with
+	// it, and that cost is better paid in parallel than at delivery.
+	eventTime := b.wm != nil && b.wm.fromRecord()
 	for i, r := range b.records {
 		msg := recordMessage(r, b.lags[i], b.meta, &boxes)
+		if eventTime {
+			msg.MetaSetMut(metaEventTimeMs, r.Timestamp.UnixMilli())
+		}
 		if ctxs != nil {
 			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: b.origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
 			msg = msg.WithContext(&ctxs[i])

@@ -355,6 +355,10 @@ partition reached its stop offset, carries `+"`kafka_watermark_ms`"+` = 92233720
 the record that carries it). A processor that drops that message drops the end-of-input watermark with it. If the last partition ends on a transaction marker fetched after
 its last record was delivered, no message carries it: set the buffer's `+"`flush_after_idle`"+`.
 
+Cost: the two keys take a message past eight metadata keys with the default `+"`metadata_keys`"+`, which moves Benthos's
+metadata map out of its small form; list fewer `+"`metadata_keys`"+` where throughput matters
+(`+"`BenchmarkWatermarkStamp`"+`, and the watermark row of `+"`make bench`"+`).
+
 Alignment (`+"`watermark.alignment`"+`) pauses fetching a partition more than `+"`max_drift`"+` ahead of its group's minimum; a
 partition paused for `+"`checkpoint_limit`"+` and for alignment is resumed only when neither holds it.
 

@@ -420,6 +420,9 @@ func newSessionWatermarks(c WatermarkConfig, m wmMetrics) (*sessionWatermarks, e
 	return w, nil
 }
 
+// fromRecord reports whether event times are the record timestamps.
+func (w *sessionWatermarks) fromRecord() bool { return w.expr == nil && !w.afterDecode }
+
 // stamp observes a record's event time on p and returns its stamp.
 func stamp(p *watermark.Partition, eventTime int64) wmStamp {
 	wm, late := p.Observe(eventTime)
@@ -610,7 +613,9 @@ func (sess *session) stampDelivery(b *fetchedBatch, batch service.MessageBatch) 
 			if wmBox == nil || st.watermark != wmVal {
 				wmVal, wmBox = st.watermark, st.watermark
 			}
-			msg.MetaSetMut(metaEventTimeMs, st.eventTime)
+			if w.expr != nil {
+				msg.MetaSetMut(metaEventTimeMs, st.eventTime) // else set by buildMessages
+			}
 			msg.MetaSetMut(metaWatermarkMs, wmBox)
 			if st.late {
 				msg.MetaSetMut(metaLate, true)
