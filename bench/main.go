@@ -135,6 +135,8 @@ var sourceContenders = []sourceContender{
 	{name: "connectd, `metadata_keys: []` (raw bytes only)", extra: "    metadata_keys: []"},
 	{name: "connectd, `batch_size: 4096`", extra: "    batch_size: 4096"},
 	{name: "connectd, `readers: 2`", extra: "    readers: 2"},
+	{name: "connectd, `watermark: {max_out_of_orderness: 5s}` (event time on; compare with the default row)",
+		extra: "    watermark: { max_out_of_orderness: 5s }"},
 	{name: "connectd, `GOGC=100` (Go's default; connectd sets 400)", env: []string{"GOGC=100"}},
 }
 

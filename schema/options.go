@@ -48,6 +48,10 @@ const (
 	OptBoundedSpecificOffsets  = "scan.bounded.specific-offsets"
 	OptBoundedTimestampMillis  = "scan.bounded.timestamp-millis"
 	OptPartitionDiscovery      = "scan.topic-partition-discovery.interval"
+	OptWatermarkIdleTimeout    = "scan.watermark.idle-timeout"
+	OptWatermarkAlignGroup     = "scan.watermark.alignment.group"
+	OptWatermarkAlignMaxDrift  = "scan.watermark.alignment.max-drift"
+	OptWatermarkAlignInterval  = "scan.watermark.alignment.update-interval"
 	OptDeliveryGuarantee       = "sink.delivery-guarantee"
 	OptTransactionalIDPrefix   = "sink.transactional-id-prefix"
 	OptSinkPartitioner         = "sink.partitioner"
@@ -228,6 +232,10 @@ var connectorOptions = map[string]map[string]check{
 		OptBoundedSpecificOffsets: specificOffsets,
 		OptBoundedTimestampMillis: int64Value,
 		OptPartitionDiscovery:     duration,
+		OptWatermarkIdleTimeout:   duration,
+		OptWatermarkAlignGroup:    nonEmpty,
+		OptWatermarkAlignMaxDrift: duration,
+		OptWatermarkAlignInterval: duration,
 		OptDeliveryGuarantee:      enum("none", "at-least-once", "exactly-once"),
 		OptTransactionalIDPrefix:  nonEmpty,
 		OptSinkPartitioner:        enum("default", "fixed", "round-robin"),

@@ -87,7 +87,11 @@
 //   - On assignment: Tracker.Add per partition, handing the *Partition to
 //     the goroutine that reads it; on revocation: Tracker.Remove.
 //   - Per record, on the reader goroutine: wm, late := p.Observe(eventTime)
-//     gives kafka_watermark_ms and kafka_late.
+//     gives kafka_watermark_ms and kafka_late. When several readers feed
+//     one output channel, observe where records are handed out instead
+//     (kafka_source does, at delivery): a batch fetched later may be
+//     delivered earlier, and a watermark observed at fetch time would run
+//     ahead of the records still waiting, making them late downstream.
 //   - On the owner goroutine, every EmitInterval: Tracker.Tick (emit the
 //     result even when no records flow); every UpdateInterval:
 //     Aligner.Update, then pause and resume fetching what it returns.

@@ -13,6 +13,7 @@ import (
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/schema"
 )
 
 // StartFrom says where reading begins for a partition the first time a
@@ -165,6 +166,9 @@ type Config struct {
 	Table *kafkatable.Codec
 	// OnError is the bad-record policy with a Table. Default fail.
 	OnError tablespec.Policy
+	// Watermark configures event time and watermarks (field watermark, or
+	// the table's WATERMARK FOR). Default: off.
+	Watermark WatermarkConfig
 }
 
 // GroupProtocol is the consumer group protocol of group mode (field
@@ -307,6 +311,13 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 			errs = append(errs, err)
 		}
 	}
+	var tbl *schema.Table
+	if table != nil {
+		tbl = table.Table()
+	}
+	wm, wmErrs := watermarkFromParsed(conf, tbl)
+	c.Watermark = wm
+	errs = append(errs, wmErrs...)
 	if err := c.validate(); err != nil {
 		errs = append(errs, err)
 	}

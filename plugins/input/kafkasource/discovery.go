@@ -94,6 +94,7 @@ func (sess *session) discover(ctx context.Context) error {
 		r := sess.conf.readerOf(tp)
 		sess.owner[tp] = r
 		sess.mu.tracker.addPartition(tp, o.Offset, -1, noStop)
+		sess.wmAddLocked(tp)
 		if consume[r] == nil {
 			consume[r] = map[string]map[int32]kgo.Offset{}
 		}
@@ -123,6 +124,7 @@ func (sess *session) release(tps []topicPartition) {
 	byTopic := map[string][]int32{}
 	for _, tp := range tps {
 		sess.mu.tracker.removePartition(tp)
+		sess.wmRemoveLocked(tp)
 		delete(sess.owner, tp)
 		byTopic[tp.topic] = append(byTopic[tp.topic], tp.partition)
 	}

@@ -77,6 +77,7 @@ func (sess *session) onAssigned(i int) func(context.Context, *kgo.Client, map[st
 					start = o.At
 				}
 				sess.mu.tracker.addPartition(tp, start, start, noStop)
+				sess.wmAddLocked(tp)
 				sess.owner[tp] = i
 				tps = append(tps, tp)
 			}
@@ -114,6 +115,8 @@ func (sess *session) onRevoked(i int, commit bool) func(context.Context, *kgo.Cl
 				pos[tp] = o
 			}
 			sess.mu.tracker.removePartition(tp)
+			sess.wmResumeRemovedLocked(cl, tp)
+			sess.wmRemoveLocked(tp)
 			delete(sess.owner, tp)
 		}
 		sess.setReaderSplitsLocked()

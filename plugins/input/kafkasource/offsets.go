@@ -110,6 +110,23 @@ func (t *offsetTracker) unfinished() map[topicPartition]int64 {
 	return out
 }
 
+// limitPaused reports whether tp is paused for checkpoint_limit.
+func (t *offsetTracker) limitPaused(tp topicPartition) bool {
+	po := t.parts[tp]
+	return po != nil && po.paused
+}
+
+// allFinished reports whether every partition reached its stop offset (a
+// bounded read has fetched everything). False with no partitions.
+func (t *offsetTracker) allFinished() bool {
+	for _, po := range t.parts {
+		if !po.done {
+			return false
+		}
+	}
+	return len(t.parts) > 0
+}
+
 // has reports whether tp is tracked.
 func (t *offsetTracker) has(tp topicPartition) bool {
 	return t.parts[tp] != nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/txnoffsets"
+	"github.com/connectd/connectd/internal/watermark"
 )
 
 // FetchError is a failed fetch of one partition.
@@ -46,6 +47,21 @@ type fetchedBatch struct {
 	// that an exactly-once kafka_sink commits the offsets in its
 	// transaction); nil attaches none.
 	origin txnoffsets.Source
+	// wm is the session's watermark state, nil without a watermark. With
+	// it, wmParts[i] is the watermark partition of records[i] (nil if
+	// untracked), and stamps are computed by the first delivery and reused
+	// by redeliveries (see session.stampDelivery).
+	wm      *sessionWatermarks
+	wmParts []*watermark.Partition
+	stamps  []wmStamp
+	// release removes the watermark partitions that this batch finished
+	// (stop offset reached), once their last records are observed.
+	release func()
+	// delivered is set by the first delivery; final marks the batch that
+	// ends a bounded read (its messages carry the end-of-input watermark).
+	// Both are guarded by the session mutex.
+	delivered bool
+	final     bool
 }
 
 // prepare builds the batch's messages.
@@ -61,8 +77,15 @@ func (b *fetchedBatch) buildMessages() service.MessageBatch {
 		// One allocation for the origins of the whole batch.
 		ctxs = make([]txnoffsets.OriginContext, len(b.records))
 	}
+	// With event time from the record timestamp, it is set here, on the
+	// reader goroutine: the metadata map grows past its small form with
+	// it, and that cost is better paid in parallel than at delivery.
+	eventTime := b.wm != nil && b.wm.fromRecord()
 	for i, r := range b.records {
 		msg := recordMessage(r, b.lags[i], b.meta, &boxes)
+		if eventTime {
+			msg.MetaSetMut(metaEventTimeMs, r.Timestamp.UnixMilli())
+		}
 		if ctxs != nil {
 			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: b.origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
 			msg = msg.WithContext(&ctxs[i])

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/watermark"
 )
 
 const (
@@ -62,6 +65,7 @@ type sourceMetrics struct {
 	readerSplits   *service.MetricGauge
 	fetchErrors    *service.MetricCounter
 	offsetResets   *service.MetricCounter
+	wm             wmMetrics
 }
 
 func newSourceMetrics(m *service.Metrics) sourceMetrics {
@@ -78,6 +82,7 @@ func newSourceMetrics(m *service.Metrics) sourceMetrics {
 		readerSplits:   m.NewGauge("kafka_source_reader_partitions", "reader"),
 		fetchErrors:    m.NewCounter("kafka_source_fetch_errors", "topic", "partition"),
 		offsetResets:   m.NewCounter("kafka_source_offset_resets", "topic", "partition"),
+		wm:             newWMMetrics(m),
 	}
 }
 
@@ -160,6 +165,7 @@ func (s *source) Connect(ctx context.Context) error {
 	consume := make([]map[string]map[int32]kgo.Offset, len(clients))
 	perReader := make([]int, len(clients))
 	finished := 0
+	sess.mu.Lock() // not started yet: uncontended
 	for _, sp := range splits {
 		sess.owner[sp.tp] = sp.reader
 		if sess.mu.tracker.addPartition(sp.tp, sp.start, sp.committed, sp.stop) {
@@ -176,9 +182,11 @@ func (s *source) Connect(ctx context.Context) error {
 			c[sp.tp.topic] = map[int32]kgo.Offset{}
 		}
 		c[sp.tp.topic][sp.tp.partition] = kgo.NewOffset().At(sp.start)
+		sess.wmAddLocked(sp.tp)
 		perReader[sp.reader]++
 		s.log.Debugf("kafka_source: reader %d reads topic %s partition %d from offset %d to %d (committed %d)", sp.reader, sp.tp.topic, sp.tp.partition, sp.start, sp.stop, sp.committed)
 	}
+	sess.mu.Unlock()
 	for i, c := range consume {
 		if len(c) > 0 {
 			clients[i].AddConsumePartitions(c)
@@ -190,6 +198,7 @@ func (s *source) Connect(ctx context.Context) error {
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		sess.cancel()
+		sess.leaveAlignment()
 		closeAll()
 		return errClosed
 	}
@@ -219,6 +228,7 @@ func (s *source) connectGroup(ctx context.Context) error {
 			for _, cl := range sess.clients {
 				cl.Close()
 			}
+			sess.leaveAlignment()
 			return err
 		}
 		sess.clients = append(sess.clients, client)
@@ -229,6 +239,7 @@ func (s *source) connectGroup(ctx context.Context) error {
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		sess.cancel()
+		sess.leaveAlignment()
 		for _, cl := range sess.clients {
 			cl.Close()
 		}
@@ -346,11 +357,27 @@ type session struct {
 	commitMu    sync.Mutex
 	lastRefresh time.Time
 
+	// wm is the watermark state, nil without a watermark.
+	wm *sessionWatermarks
+
 	mu struct {
 		sync.Mutex
 		tracker   *offsetTracker
 		redeliver []*fetchedBatch
 		stopped   bool
+		// wmParts are the watermark partitions of the partitions being
+		// read (with a watermark).
+		wmParts map[topicPartition]*watermark.Partition
+		// alignPaused are the partitions paused by watermark alignment;
+		// offsetTracker knows those paused by checkpoint_limit. A
+		// partition is resumed only when neither holds it.
+		alignPaused map[topicPartition]bool
+		// undelivered counts batches tracked and not yet delivered, so
+		// that the batch ending a bounded read is known.
+		undelivered int
+		// wmRelease are the releases (see fetchedBatch.release) of
+		// delivered batches waiting for stampRows, in column mode.
+		wmRelease []func()
 	}
 }
 
@@ -374,6 +401,17 @@ func newSession(conf Config, clients []*kgo.Client, adm *kadm.Client, log *servi
 		lastRefresh:    time.Now(),
 	}
 	sess.mu.tracker = newOffsetTracker(conf.CheckpointLimit)
+	if conf.Watermark.Enabled {
+		w, err := newSessionWatermarks(conf.Watermark, m.wm)
+		if err != nil {
+			// The constructor validated the config; this cannot happen.
+			log.Errorf("kafka_source: watermarks off: %v", err)
+		} else {
+			sess.wm = w
+			sess.mu.wmParts = map[topicPartition]*watermark.Partition{}
+			sess.mu.alignPaused = map[topicPartition]bool{}
+		}
+	}
 	return sess
 }
 
@@ -404,6 +442,13 @@ func (sess *session) start() {
 			sess.quietLoop(sess.ctx)
 		}()
 	}
+	if sess.wm != nil {
+		sess.wg.Add(1)
+		go func() {
+			defer sess.wg.Done()
+			sess.watermarkLoop(sess.ctx.Done())
+		}()
+	}
 	if sess.conf.discovers() {
 		sess.wg.Add(1)
 		go func() {
@@ -430,6 +475,7 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 	sess.stopOnce.Do(func() {
 		sess.cancel()
 		sess.wg.Wait()
+		sess.leaveAlignment()
 		cctx, cancel := context.WithTimeout(ctx, finalCommitTimeout)
 		defer cancel()
 		if err := sess.commit(cctx); err != nil {
@@ -459,9 +505,10 @@ func (sess *session) track(fetches kgo.Fetches) *fetchedBatch {
 	defer sess.mu.Unlock()
 	t := sess.mu.tracker
 	var (
-		keep  []*kgo.Record
-		lags  []int64
-		pause []topicPartition
+		keep    []*kgo.Record
+		lags    []int64
+		pause   []topicPartition
+		wmParts []*watermark.Partition
 	)
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if len(fp.Records) == 0 {
@@ -475,6 +522,10 @@ func (sess *session) track(fetches kgo.Fetches) *fetchedBatch {
 			sess.offsetResetLocked(tp, next, fp.Records[0].Offset)
 		}
 		var n, size int64
+		var wp *watermark.Partition
+		if sess.wm != nil {
+			wp = sess.mu.wmParts[tp]
+		}
 		// Entries are registered in fetch order, so that a record and a
 		// marker after it move the position in the order the log has them.
 		for _, r := range fp.Records {
@@ -484,6 +535,9 @@ func (sess *session) track(fetches kgo.Fetches) *fetchedBatch {
 			}
 			keep = append(keep, r)
 			lags = append(lags, max(0, fp.HighWatermark-r.Offset-1))
+			if sess.wm != nil {
+				wmParts = append(wmParts, wp)
+			}
 			n++
 			size += recordBytes(r)
 			if t.fetchedOne(position{tp: tp, offset: r.Offset}) {
@@ -506,10 +560,31 @@ func (sess *session) track(fetches kgo.Fetches) *fetchedBatch {
 	var b *fetchedBatch
 	if len(keep) > 0 {
 		b = newFetchedBatch(keep, lags, sess.conf.Metadata, sess)
+		if sess.wm != nil {
+			b.wm, b.wmParts = sess.wm, wmParts
+			sess.mu.undelivered++
+		}
 	}
 	if done := t.takeFinished(); len(done) > 0 {
 		for _, tp := range done {
 			sess.log.Debugf("kafka_source: topic %s partition %d reached its stop offset", tp.topic, tp.partition)
+		}
+		if sess.wm != nil {
+			// A finished partition no longer holds the watermark back,
+			// once its last records are observed (after prepare).
+			if b != nil {
+				b.release = func() {
+					sess.mu.Lock()
+					defer sess.mu.Unlock()
+					for _, tp := range done {
+						sess.wmRemoveLocked(tp)
+					}
+				}
+			} else {
+				for _, tp := range done {
+					sess.wmRemoveLocked(tp)
+				}
+			}
 		}
 		if !sess.mu.stopped {
 			sess.eachClientLocked(done, (*kgo.Client).RemoveConsumePartitions)
@@ -557,6 +632,9 @@ func (sess *session) offsetResetLocked(tp topicPartition, from, to int64) {
 		to-from, to, fieldCommittedFallback, sess.conf.CommittedFallback)
 	sess.mu.tracker.skipped(tp, to-1)
 	if done := sess.mu.tracker.takeFinished(); len(done) > 0 {
+		for _, tp := range done {
+			sess.wmRemoveLocked(tp)
+		}
 		if !sess.mu.stopped {
 			sess.eachClientLocked(done, (*kgo.Client).RemoveConsumePartitions)
 		}
@@ -612,6 +690,9 @@ func (sess *session) finish(ctx context.Context) (bool, error) {
 // batch's offsets; a nack queues the batch to be delivered again.
 func (sess *session) deliver(b *fetchedBatch) (service.MessageBatch, service.AckFunc, error) {
 	batch := b.takeMessages()
+	if sess.wm != nil {
+		sess.stampDelivery(b, batch)
+	}
 	var done atomic.Bool
 	return batch, func(_ context.Context, err error) error {
 		if !done.CompareAndSwap(false, true) {
@@ -632,7 +713,11 @@ func (sess *session) ack(b *fetchedBatch) {
 	// Resume under the lock that paused, so a pause decided by track cannot
 	// land after the resume that should follow it.
 	if resume := sess.mu.tracker.acked(b.positions); len(resume) > 0 && !sess.mu.stopped {
-		sess.eachClientLocked(resume, (*kgo.Client).ResumeFetchPartitions)
+		// A partition that alignment paused stays paused.
+		resume = slices.DeleteFunc(resume, func(tp topicPartition) bool { return sess.mu.alignPaused[tp] })
+		if len(resume) > 0 {
+			sess.eachClientLocked(resume, (*kgo.Client).ResumeFetchPartitions)
+		}
 	}
 	if sess.bounded() {
 		sess.signalProgress()
@@ -678,13 +763,22 @@ func (sess *session) stillOwnedLocked(b *fetchedBatch) *fetchedBatch {
 	}
 	records := make([]*kgo.Record, 0, keep)
 	lags := make([]int64, 0, keep)
+	var stamps []wmStamp
 	for i, p := range b.positions {
 		if sess.mu.tracker.has(p.tp) {
 			records = append(records, b.records[i])
 			lags = append(lags, b.lags[i])
+			if b.stamps != nil {
+				stamps = append(stamps, b.stamps[i])
+			}
 		}
 	}
-	return newFetchedBatch(records, lags, b.meta, b.origin)
+	nb := newFetchedBatch(records, lags, b.meta, b.origin)
+	nb.wm, nb.stamps, nb.delivered, nb.final = b.wm, stamps, b.delivered, b.final
+	if stamps != nil {
+		nb.wmParts = make([]*watermark.Partition, len(records)) // stamped already
+	}
+	return nb
 }
 
 func (sess *session) takeRedelivery() *fetchedBatch {
@@ -791,4 +885,15 @@ func partitionMap(tps []topicPartition) map[string][]int32 {
 		m[tp.topic] = append(m[tp.topic], tp.partition)
 	}
 	return m
+}
+
+// endOfInputWatermark puts the end-of-input watermark (math.MaxInt64,
+// Flink's Long.MAX_VALUE) on the last message of the batch that ends a
+// bounded read, so that event-time windows downstream (event_window) fire.
+// Only the last: a watermark applies after the record that carries it, so
+// on an earlier message it would make the rest of the batch late.
+func endOfInputWatermark(batch service.MessageBatch) {
+	if n := len(batch); n > 0 {
+		batch[n-1].MetaSetMut(metaWatermarkMs, int64(math.MaxInt64))
+	}
 }

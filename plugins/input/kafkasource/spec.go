@@ -201,11 +201,12 @@ root = [%[7]s%[8]s
   if this.group_protocol.or(%[14]q) != %[14]q && this.assignment.or(%[15]q) != %[16]q { "field group_protocol: only used with assignment: %[16]s" } else { null },
   this.metadata_keys.or([]).filter(k -> !%[12]s.contains(k)).map_each(k -> "field metadata_keys: unknown key %%q (want any of %%s)".format(k, %[12]s.join(", "))),
   if $has_table { this.%[13]s() } else { null },
+  if $has_table || this.watermark != null { this.%[17]s() } else { null },
   if !$has_table && this.on_error.or("fail") != "fail" { "field on_error: only used with a table (fields table, catalog, ddl)" } else { null },
 ].flatten().filter(e -> e != null)
 `, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
 	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang(), lintTableMethod,
-	GroupProtocolClassic, AssignmentEnumerator, AssignmentGroup))
+	GroupProtocolClassic, AssignmentEnumerator, AssignmentGroup, watermarkLintMethod))
 
 // anySlice converts a default list to []any, the form Benthos hands to lint
 // rules (a []string reaches Bloblang as an unknown type).
@@ -330,6 +331,37 @@ marked opt-in are set only when listed there):
 The message content is the record value. A header never overwrites a `+"`kafka_`"+` field above.
 Read metadata with the `+"`meta`"+` function or the `+"`@`"+` operator in Bloblang.
 
+### Event time and watermarks
+
+With `+"`watermark`"+` (or a table with `+"`WATERMARK FOR`"+`), each message also carries:
+
+`+"```text"+`
+- kafka_event_time_ms      (int64, the record's event time: its timestamp, or watermark.column of the row)
+- kafka_watermark_ms       (int64, the source's combined watermark when the record was emitted; -9223372036854775808 before there is one)
+- kafka_late               (bool, set only on late records: event time at or below the watermark)
+`+"```"+`
+
+Each partition's watermark is its largest event time minus `+"`max_out_of_orderness`"+` minus 1ms; the source's watermark is the
+minimum over its partitions that are not idle, and never goes backwards. A reader that owns no partitions does not hold it back.
+A partition that reached its stop offset, was revoked or released stops holding it back. Event times are observed when a batch is
+delivered (so that with several readers no watermark runs ahead of records not yet delivered); a record delivered again
+after a nack keeps the event time, watermark and lateness of its first delivery. With a table and `+"`column`"+` or
+`+"`expression`"+`, rows are stamped after decoding, and a redelivered row is observed again (it may then be late); a row whose
+column is null, whose expression fails, or that did not decode carries no event time.
+
+**End of a bounded read:** the last message of the last batch of a bounded read (`+"`stop_at`"+`), delivered when every
+partition reached its stop offset, carries `+"`kafka_watermark_ms`"+` = 9223372036854775807 (math.MaxInt64, Flink's
+`+"`Long.MAX_VALUE`"+`), which fires every open window of an `+"`event_window`"+` buffer (only the last: a watermark applies after
+the record that carries it). A processor that drops that message drops the end-of-input watermark with it. If the last partition ends on a transaction marker fetched after
+its last record was delivered, no message carries it: set the buffer's `+"`flush_after_idle`"+`.
+
+Cost: the two keys take a message past eight metadata keys with the default `+"`metadata_keys`"+`, which moves Benthos's
+metadata map out of its small form; list fewer `+"`metadata_keys`"+` where throughput matters
+(`+"`BenchmarkWatermarkStamp`"+`, and the watermark row of `+"`make bench`"+`).
+
+Alignment (`+"`watermark.alignment`"+`) pauses fetching a partition more than `+"`max_drift`"+` ahead of its group's minimum; a
+partition paused for `+"`checkpoint_limit`"+` and for alignment is resumed only when neither holds it.
+
 ### Metrics
 
 Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
@@ -345,6 +377,15 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
 - `+"`kafka_source_offset_resets`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): fetch positions that fell out of range (for example deleted by
   retention) or were truncated, and were reset per `+"`committed_fallback`"+`; each is also logged as an error naming the skipped range.
+
+With a watermark:
+
+- `+"`kafka_source_watermark_ms`"+` (gauge): the combined watermark, Unix ms, every `+"`emit_interval`"+`.
+- `+"`kafka_source_watermark_lag_ms`"+` (gauge): now minus the combined watermark.
+- `+"`kafka_source_event_time_lag_ms`"+` (gauge): now minus the event time of the last record emitted.
+- `+"`kafka_source_idle_partitions`"+` (gauge): partitions idle per `+"`idle_timeout`"+`.
+- `+"`kafka_source_alignment_paused_partitions`"+` (gauge): partitions paused by watermark alignment.
+- `+"`kafka_source_late_records`"+` (counter, `+"`topic`"+`): records emitted with `+"`kafka_late`"+`.
 `).
 		Fields(kafkaconn.Fields()...).
 		Fields(
@@ -536,6 +577,7 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 				Advanced(),
 		).
 		Fields(tableFields()...).
+		Fields(watermarkFields()).
 		LintRule(lintRule).
 		Example("Backfill up to now, then exit",
 			"Read everything written before the input started, from the group's committed offsets (else the start), "+

@@ -339,10 +339,19 @@ type tableInput struct {
 	codec   *kafkatable.Codec
 	headers bool // a metadata column reads the headers
 	bad     *tablespec.Bad
+	// src is set when the event time comes from the row (watermark column
+	// or expression): rows are stamped after decoding (stampRows).
+	src    *source
+	column string
+	expr   *eventTimeExpr
 }
 
 func newTableInput(in service.BatchInput, c Config, mgr *service.Resources) *tableInput {
-	return &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(), bad: tablespec.NewBad("kafka_source", c.OnError, mgr)}
+	ti := &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(), bad: tablespec.NewBad("kafka_source", c.OnError, mgr)}
+	if src, ok := in.(*source); ok && c.Watermark.Enabled && (c.Watermark.Column != "" || c.Watermark.expr != nil) {
+		ti.src, ti.column, ti.expr = src, c.Watermark.Column, c.Watermark.expr
+	}
+	return ti
 }
 
 // ReadBatch decodes each message of the next batch. A batch whose records
@@ -364,6 +373,9 @@ func (in *tableInput) ReadBatch(ctx context.Context) (service.MessageBatch, serv
 			}
 			out = append(out, kept...)
 		}
+		if in.src != nil {
+			in.stamp(out)
+		}
 		if len(out) == 0 {
 			if err := ack(ctx, nil); err != nil {
 				return nil, nil, err
@@ -372,6 +384,29 @@ func (in *tableInput) ReadBatch(ctx context.Context) (service.MessageBatch, serv
 		}
 		return out, ack, nil
 	}
+}
+
+// stamp sets the event time of each decoded row from the watermark column;
+// a row without a usable value (null, errored) gets no event time.
+func (in *tableInput) stamp(batch service.MessageBatch) {
+	times := make([]int64, len(batch))
+	ok := make([]bool, len(batch))
+	for i, msg := range batch {
+		if msg.GetError() != nil {
+			continue
+		}
+		v, err := msg.AsStructured()
+		if err != nil {
+			continue
+		}
+		row, _ := v.(map[string]any)
+		if in.expr != nil {
+			times[i], ok[i] = in.expr.eval(row, msg)
+		} else {
+			times[i], ok[i] = eventTimeOf(row[in.column])
+		}
+	}
+	in.src.stampRows(batch, times, ok)
 }
 
 func (in *tableInput) decode(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
