@@ -152,4 +152,3 @@ func (f *Format) refAppendValue(buf []byte, t *schema.Type, v any) []byte {
 	}
 	return append(buf, "null"...)
 }
-
