@@ -12,7 +12,7 @@ import (
 	"github.com/linkedin/goavro/v2"
 
 	"github.com/connectd/connectd/schema"
-	"github.com/connectd/connectd/schema/format/internal/rowgen"
+	"github.com/connectd/connectd/schema/format/rowgen"
 )
 
 // encodeTypes has every type the avro format writes, nested: ROWs in ARRAYs

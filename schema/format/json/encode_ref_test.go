@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/schema"
-	"github.com/connectd/connectd/schema/format/internal/rowgen"
+	"github.com/connectd/connectd/schema/format/rowgen"
 )
 
 const refTypes = `CREATE TABLE t (

@@ -1,4 +1,4 @@
-// Package rowgen makes random rows of a ROW type for the formats' property
+// Package rowgen (for tests) makes random rows of a ROW type for the formats' property
 // tests: the Go values decode returns, the other forms that schema.Coerce
 // accepts (numbers as json.Number or strings, times in other locations or
 // as text, ...), and now and then a NULL or a value of the wrong type, so
