@@ -36,6 +36,9 @@ func Coerce(t *Type, v any, path string) (any, error) {
 	return out, nil
 }
 
+// coerce converts a non-nil v. A value that already has the row type is
+// returned as is, in its interface: boxing it again would allocate. Paths of
+// array elements, map entries and ROW fields are built only for an error.
 func coerce(t *Type, v any, path string) (any, error) {
 	bad := func() error {
 		return fmt.Errorf("%s: cannot use %T value %s as %s", path, v, clip(v), t)
@@ -44,7 +47,7 @@ func coerce(t *Type, v any, path string) (any, error) {
 	case KindChar, KindVarchar:
 		switch x := v.(type) {
 		case string:
-			return x, nil
+			return v, nil
 		case []byte:
 			return string(x), nil
 		case json.Number:
@@ -57,13 +60,16 @@ func coerce(t *Type, v any, path string) (any, error) {
 	case KindBoolean:
 		switch x := v.(type) {
 		case bool:
-			return x, nil
+			return v, nil
 		case string:
 			if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
 				return b, nil
 			}
 		}
 	case KindTinyint, KindSmallint, KindInt, KindBigint:
+		if n, ok := v.(int64); ok && IntInRange(t.Kind, n) {
+			return v, nil
+		}
 		n, ok := toInt64(v)
 		if !ok {
 			return nil, bad()
@@ -73,6 +79,9 @@ func coerce(t *Type, v any, path string) (any, error) {
 		}
 		return n, nil
 	case KindFloat, KindDouble:
+		if x, ok := v.(float64); ok && (t.Kind == KindDouble || float64(float32(x)) == x) {
+			return v, nil
+		}
 		f, ok := toFloat64(v)
 		if !ok {
 			return nil, bad()
@@ -85,8 +94,14 @@ func coerce(t *Type, v any, path string) (any, error) {
 		var s string
 		switch x := v.(type) {
 		case json.Number:
+			if CanonicalDecimal(string(x), t.Precision, t.Scale) {
+				return v, nil
+			}
 			s = string(x)
 		case string:
+			if CanonicalDecimal(x, t.Precision, t.Scale) {
+				return json.Number(x), nil
+			}
 			s = x
 		case float64:
 			s = strconv.FormatFloat(x, 'g', -1, 64)
@@ -107,7 +122,12 @@ func coerce(t *Type, v any, path string) (any, error) {
 	case KindDate:
 		switch x := v.(type) {
 		case time.Time:
-			return time.Date(x.Year(), x.Month(), x.Day(), 0, 0, 0, 0, time.UTC), nil
+			// == on time.Time compares the representation (location and
+			// monotonic reading included): equal means the same value.
+			if d := time.Date(x.Year(), x.Month(), x.Day(), 0, 0, 0, 0, time.UTC); d != x {
+				return d, nil
+			}
+			return v, nil
 		case string:
 			if d, err := ParseDate(x); err == nil {
 				return d, nil
@@ -119,7 +139,10 @@ func coerce(t *Type, v any, path string) (any, error) {
 	case KindTime:
 		switch x := v.(type) {
 		case time.Time:
-			return TruncateTime(x, t.Precision), nil
+			if d := TruncateTime(x, t.Precision); d != x {
+				return d, nil
+			}
+			return v, nil
 		case string:
 			if d, err := ParseTime(x, t.Precision); err == nil {
 				return d, nil
@@ -131,7 +154,10 @@ func coerce(t *Type, v any, path string) (any, error) {
 	case KindTimestamp, KindTimestampLTZ:
 		switch x := v.(type) {
 		case time.Time:
-			return TruncateTimestamp(x, t.Precision), nil
+			if d := TruncateTimestamp(x, t.Precision); d != x {
+				return d, nil
+			}
+			return v, nil
 		case string:
 			if ts, err := parseAnyTimestamp(x); err == nil {
 				return TruncateTimestamp(ts, t.Precision), nil
@@ -144,7 +170,7 @@ func coerce(t *Type, v any, path string) (any, error) {
 	case KindBinary, KindVarbinary:
 		switch x := v.(type) {
 		case []byte:
-			return x, nil
+			return v, nil
 		case string:
 			if b, err := base64.StdEncoding.DecodeString(x); err == nil {
 				return b, nil
@@ -158,7 +184,8 @@ func coerce(t *Type, v any, path string) (any, error) {
 		out := make([]any, len(list))
 		for i, e := range list {
 			var err error
-			if out[i], err = Coerce(t.Elem, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if out[i], err = Coerce(t.Elem, e, path); err != nil {
+				_, err = Coerce(t.Elem, e, ElementPath(path, i))
 				return nil, err
 			}
 		}
@@ -169,9 +196,15 @@ func coerce(t *Type, v any, path string) (any, error) {
 			return nil, bad()
 		}
 		out := make(map[string]any, len(m))
-		for _, k := range sortedKeys(m) {
+		for k, e := range m {
 			var err error
-			if out[k], err = Coerce(t.Value, m[k], path+"."+k); err != nil {
+			if out[k], err = Coerce(t.Value, e, path); err != nil {
+				// The first error in key order, with its entry's path.
+				for _, k := range sortedKeys(m) {
+					if _, err := Coerce(t.Value, m[k], path+"."+k); err != nil {
+						return nil, err
+					}
+				}
 				return nil, err
 			}
 		}
@@ -186,17 +219,86 @@ func coerce(t *Type, v any, path string) (any, error) {
 	return nil, bad()
 }
 
+// ElementPath is the path of element i of the array at path: `path[i]`.
+func ElementPath(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// FieldPath is the path of field name of the ROW at path: `path.name`, or
+// name at the top level (path "").
+func FieldPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// IntInRange reports whether n fits the integer kind (CheckIntRange without
+// the error).
+func IntInRange(k Kind, n int64) bool {
+	switch k {
+	case KindTinyint:
+		return n >= math.MinInt8 && n <= math.MaxInt8
+	case KindSmallint:
+		return n >= math.MinInt16 && n <= math.MaxInt16
+	case KindInt:
+		return n >= math.MinInt32 && n <= math.MaxInt32
+	}
+	return true
+}
+
+// CanonicalDecimal reports whether s is already the form ParseDecimal
+// returns for DECIMAL(precision, scale): an optional '-' (not on zero), the
+// integer digits without leading zeros ("0" when none), and exactly scale
+// fraction digits after a '.' (no '.' when scale is 0), fitting precision.
+func CanonicalDecimal(s string, precision, scale int) bool {
+	body := s
+	if len(body) > 0 && body[0] == '-' {
+		body = body[1:]
+	}
+	n := len(body) - scale // integer digits, with the '.' when scale > 0
+	if scale > 0 {
+		n--
+		if n < 1 || body[n] != '.' {
+			return false
+		}
+	} else if n < 1 {
+		return false
+	}
+	zero := true
+	for i := 0; i < len(body); i++ {
+		if i == n {
+			continue // the '.'
+		}
+		c := body[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		if c != '0' {
+			zero = false
+		}
+	}
+	if body[0] == '0' && n > 1 { // leading zero
+		return false
+	}
+	digits := n
+	if n == 1 && body[0] == '0' {
+		digits = 0
+	}
+	if digits+scale > precision {
+		return false
+	}
+	return !(zero && len(body) != len(s)) // no "-0.00"
+}
+
 // CoerceRow coerces the fields of a ROW type from m; absent fields are NULL.
 // path prefixes field names in errors ("" at the top level).
 func CoerceRow(t *Type, m map[string]any, path string) (map[string]any, error) {
 	out := make(map[string]any, len(t.Fields))
 	for _, f := range t.Fields {
-		p := f.Name
-		if path != "" {
-			p = path + "." + f.Name
-		}
-		v, err := Coerce(f.Type, m[f.Name], p)
+		v, err := Coerce(f.Type, m[f.Name], path)
 		if err != nil {
+			_, err = Coerce(f.Type, m[f.Name], FieldPath(path, f.Name))
 			return nil, err
 		}
 		out[f.Name] = v
@@ -477,6 +579,41 @@ func ParseDate(s string) (time.Time, error) {
 // FormatDate formats a DATE value as `2006-01-02`.
 func FormatDate(d time.Time) string { return d.Format("2006-01-02") }
 
+// AppendDate appends FormatDate(d) to buf.
+func AppendDate(buf []byte, d time.Time) []byte {
+	y, m, day := d.Date()
+	if y < 0 || y > 9999 {
+		return d.AppendFormat(buf, "2006-01-02")
+	}
+	return appendYMD(buf, y, int(m), day)
+}
+
+func appendYMD(buf []byte, y, m, d int) []byte {
+	return append(buf, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
+}
+
+// appendClock appends `15:04:05` and the fraction of `.999999999`: no
+// trailing zeros, no '.' when zero.
+func appendClock(buf []byte, h, m, s, ns int) []byte {
+	buf = append(buf, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10), ':',
+		byte('0'+s/10), byte('0'+s%10))
+	if ns == 0 {
+		return buf
+	}
+	var frac [9]byte
+	for i := 8; i >= 0; i-- {
+		frac[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	n := 9
+	for frac[n-1] == '0' {
+		n--
+	}
+	buf = append(buf, '.')
+	return append(buf, frac[:n]...)
+}
+
 // ParseTime parses `15:04[:05[.fraction]]` into a TIME value.
 func ParseTime(s string, precision int) (time.Time, error) {
 	s = strings.TrimSpace(s)
@@ -493,6 +630,12 @@ func ParseTime(s string, precision int) (time.Time, error) {
 // FormatTime formats a TIME value as `15:04:05[.fraction]`, fraction digits
 // without trailing zeros (Flink's SQL_TIME_FORMAT).
 func FormatTime(t time.Time) string { return t.Format("15:04:05.999999999") }
+
+// AppendTime appends FormatTime(t) to buf.
+func AppendTime(buf []byte, t time.Time) []byte {
+	h, m, s := t.Clock()
+	return appendClock(buf, h, m, s, t.Nanosecond())
+}
 
 // TimestampStyle is the text form of timestamps: Flink's
 // `timestamp-format.standard`.
@@ -532,6 +675,27 @@ func (s TimestampStyle) layout(ltz bool) string {
 // trailing zeros; ltz appends the `Z` of TIMESTAMP_LTZ.
 func (s TimestampStyle) FormatTimestamp(ts time.Time, ltz bool) string {
 	return ts.UTC().Format(s.layout(ltz))
+}
+
+// AppendTimestamp appends FormatTimestamp(ts, ltz) to buf.
+func (s TimestampStyle) AppendTimestamp(buf []byte, ts time.Time, ltz bool) []byte {
+	ts = ts.UTC()
+	y, mo, d := ts.Date()
+	if y < 0 || y > 9999 {
+		return ts.AppendFormat(buf, s.layout(ltz))
+	}
+	buf = appendYMD(buf, y, int(mo), d)
+	if s == TimestampISO8601 {
+		buf = append(buf, 'T')
+	} else {
+		buf = append(buf, ' ')
+	}
+	h, m, sec := ts.Clock()
+	buf = appendClock(buf, h, m, sec, ts.Nanosecond())
+	if ltz {
+		buf = append(buf, 'Z')
+	}
+	return buf
 }
 
 // ParseTimestamp parses a timestamp in the style (seconds optional, 0 to 9

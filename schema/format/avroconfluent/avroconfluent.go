@@ -197,14 +197,14 @@ func (f *Format) EncodeRecord(ctx context.Context, row map[string]any, rec Recor
 	if err != nil {
 		return nil, err
 	}
-	body, err := f.encoder.Encode(row)
+	out := make([]byte, HeaderSize, 256)
+	out[0] = MagicByte
+	binary.BigEndian.PutUint32(out[1:], uint32(id))
+	out, err = f.encoder.AppendEncode(out, row)
 	if err != nil {
 		return nil, fmt.Errorf("format avro-confluent: subject %s, schema id %d: %w", subject, id, err)
 	}
-	out := make([]byte, HeaderSize, HeaderSize+len(body))
-	out[0] = MagicByte
-	binary.BigEndian.PutUint32(out[1:], uint32(id))
-	return append(out, body...), nil
+	return out, nil
 }
 
 func (f *Format) schemaID(ctx context.Context, subject string) (int, error) {

@@ -14,10 +14,12 @@
 package csv
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -422,135 +424,231 @@ func decodeScalar(t *schema.Type, s string) (any, error) {
 // Encode writes a row as one CSV line without a terminator. The row may
 // hold any value that schema.Coerce accepts.
 func (f *Format) Encode(row map[string]any) ([]byte, error) {
-	var b strings.Builder
-	b.Grow(256)
+	buf := make([]byte, 0, 128)
 	for i, fld := range f.row.Fields {
-		v, err := schema.Coerce(fld.Type, row[fld.Name], fld.Name)
-		if err != nil {
-			return nil, fmt.Errorf("format csv: field %w", err)
-		}
 		if i > 0 {
-			b.WriteRune(f.opts.FieldDelimiter)
+			buf = utf8.AppendRune(buf, f.opts.FieldDelimiter)
 		}
-		text, isNull, err := f.fieldText(fld.Type, v, fld.Name)
-		if err != nil {
+		start := len(buf)
+		var isNull bool
+		var err error
+		if buf, isNull, err = f.appendText(buf, fld.Type, row[fld.Name], fld.Name); err != nil {
 			return nil, err
 		}
 		if isNull {
-			b.WriteString(f.opts.NullLiteral)
+			buf = append(buf, f.opts.NullLiteral...)
 			continue
 		}
-		if text == "" && fld.Type.Kind == schema.KindArray {
+		if len(buf) == start && fld.Type.Kind == schema.KindArray {
 			// An empty array: a quoted empty field, or an empty one when a
 			// null literal tells NULL apart.
 			switch {
 			case !f.opts.DisableQuoteCharacter:
-				b.WriteRune(f.opts.QuoteCharacter)
-				b.WriteRune(f.opts.QuoteCharacter)
+				buf = utf8.AppendRune(buf, f.opts.QuoteCharacter)
+				buf = utf8.AppendRune(buf, f.opts.QuoteCharacter)
 			case !f.opts.HasNullLiteral || f.opts.NullLiteral == "":
 				return nil, fmt.Errorf("format csv: field %s: an empty array cannot be told from NULL with quoting disabled and no 'null-literal'", fld.Name)
 			}
 			continue
 		}
-		if err := f.writeField(&b, text, fld.Name); err != nil {
-			return nil, err
+		// The text is in buf[start:]; quoted or escaped when it needs it.
+		if f.needsQuoting(buf[start:], start == 0) {
+			text := string(buf[start:])
+			if buf, err = f.appendQuoted(buf[:start], text, start == 0, fld.Name); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return []byte(b.String()), nil
+	return buf, nil
 }
 
-// fieldText renders a coerced value; isNull reports NULL.
-func (f *Format) fieldText(t *schema.Type, v any, path string) (string, bool, error) {
+// appendText appends the text of a field's value; isNull reports NULL (and
+// appends nothing).
+func (f *Format) appendText(buf []byte, t *schema.Type, v any, path string) (_ []byte, isNull bool, _ error) {
 	if v == nil {
-		return "", true, nil
+		if t.NotNull {
+			return nil, false, fmt.Errorf("format csv: field %s: %w", path, schema.ErrNotNull)
+		}
+		return buf, true, nil
 	}
 	if t.Kind != schema.KindArray {
-		return scalarText(t, v), false, nil
+		b, err := appendScalar(buf, t, v, path)
+		if err != nil {
+			return nil, false, fmt.Errorf("format csv: field %w", err)
+		}
+		return b, false, nil
 	}
-	list := v.([]any)
-	parts := make([]string, len(list))
+	list, ok := v.([]any)
+	if !ok {
+		c, err := schema.Coerce(t, v, path)
+		if err != nil {
+			return nil, false, fmt.Errorf("format csv: field %w", err)
+		}
+		list = c.([]any)
+	}
+	delim := f.opts.ArrayElementDelimiter
 	for i, e := range list {
+		if i > 0 {
+			buf = append(buf, delim...)
+		}
 		if e == nil {
-			if !f.opts.HasNullLiteral {
-				return "", false, fmt.Errorf("format csv: field %s[%d]: a NULL array element needs option 'null-literal'", path, i)
+			if !f.opts.HasNullLiteral || t.Elem.NotNull {
+				return nil, false, arrayError(t, list, path, fmt.Errorf("format csv: field %s[%d]: a NULL array element needs option 'null-literal'", path, i))
 			}
-			parts[i] = f.opts.NullLiteral
+			buf = append(buf, f.opts.NullLiteral...)
 			continue
 		}
-		s := scalarText(t.Elem, e)
-		if strings.Contains(s, f.opts.ArrayElementDelimiter) || s == "" && len(list) == 1 {
-			return "", false, fmt.Errorf("format csv: field %s[%d]: value %q cannot be written in an array (it holds the element delimiter or is empty)", path, i, clip(s))
+		start := len(buf)
+		var err error
+		if buf, err = appendScalar(buf, t.Elem, e, path); err != nil {
+			return nil, false, arrayError(t, list, path, err)
 		}
-		if f.opts.HasNullLiteral && s == f.opts.NullLiteral {
-			return "", false, fmt.Errorf("format csv: field %s[%d]: value %q is the null literal", path, i, clip(s))
+		s := buf[start:]
+		if delim != "" && bytes.Contains(s, []byte(delim)) || len(s) == 0 && len(list) == 1 {
+			return nil, false, arrayError(t, list, path, fmt.Errorf("format csv: field %s[%d]: value %q cannot be written in an array (it holds the element delimiter or is empty)", path, i, clip(string(s))))
 		}
-		parts[i] = s
+		if f.opts.HasNullLiteral && string(s) == f.opts.NullLiteral {
+			return nil, false, arrayError(t, list, path, fmt.Errorf("format csv: field %s[%d]: value %q is the null literal", path, i, clip(string(s))))
+		}
 	}
-	return strings.Join(parts, f.opts.ArrayElementDelimiter), false, nil
+	return buf, false, nil
 }
 
-func scalarText(t *schema.Type, v any) string {
+// arrayError returns the error of an array field: the first element that
+// schema.Coerce refuses, named with its path, else err (an element that has
+// no text in an array).
+func arrayError(t *schema.Type, list []any, path string, err error) error {
+	if _, cerr := schema.Coerce(t, list, path); cerr != nil {
+		return fmt.Errorf("format csv: field %w", cerr)
+	}
+	return err
+}
+
+// appendScalar appends the text of a scalar value of type t: the row's own
+// Go types directly, anything else through schema.Coerce (path names the
+// value in its errors).
+func appendScalar(buf []byte, t *schema.Type, v any, path string) ([]byte, error) {
 	switch t.Kind {
 	case schema.KindChar, schema.KindVarchar:
-		return v.(string)
+		if s, ok := v.(string); ok {
+			return append(buf, s...), nil
+		}
 	case schema.KindBoolean:
-		return strconv.FormatBool(v.(bool))
+		if b, ok := v.(bool); ok {
+			return strconv.AppendBool(buf, b), nil
+		}
 	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
-		return strconv.FormatInt(v.(int64), 10)
-	case schema.KindFloat:
-		return schema.FormatFloat(v.(float64), 32)
-	case schema.KindDouble:
-		return schema.FormatFloat(v.(float64), 64)
-	case schema.KindDecimal:
-		return string(v.(json.Number))
-	case schema.KindDate:
-		return schema.FormatDate(v.(time.Time))
-	case schema.KindTime:
-		return schema.FormatTime(v.(time.Time))
-	case schema.KindTimestamp, schema.KindTimestampLTZ:
-		return schema.TimestampSQL.FormatTimestamp(v.(time.Time), t.Kind == schema.KindTimestampLTZ)
+		if n, ok := v.(int64); ok && schema.IntInRange(t.Kind, n) {
+			return strconv.AppendInt(buf, n, 10), nil
+		}
+	case schema.KindFloat, schema.KindDouble:
+		if x, ok := v.(float64); ok {
+			return appendFloat(buf, x, t.Kind), nil
+		}
 	case schema.KindBinary, schema.KindVarbinary:
-		return base64.StdEncoding.EncodeToString(v.([]byte))
+		if b, ok := v.([]byte); ok {
+			return base64.StdEncoding.AppendEncode(buf, b), nil
+		}
 	}
-	return ""
+	c, err := schema.Coerce(t, v, path)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil { // Coerce of a non-nil value is never NULL
+		return buf, nil
+	}
+	switch t.Kind {
+	case schema.KindChar, schema.KindVarchar:
+		return append(buf, c.(string)...), nil
+	case schema.KindBoolean:
+		return strconv.AppendBool(buf, c.(bool)), nil
+	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
+		return strconv.AppendInt(buf, c.(int64), 10), nil
+	case schema.KindFloat, schema.KindDouble:
+		return appendFloat(buf, c.(float64), t.Kind), nil
+	case schema.KindDecimal:
+		return append(buf, c.(json.Number)...), nil
+	case schema.KindDate:
+		return schema.AppendDate(buf, c.(time.Time)), nil
+	case schema.KindTime:
+		return schema.AppendTime(buf, c.(time.Time)), nil
+	case schema.KindTimestamp, schema.KindTimestampLTZ:
+		return schema.TimestampSQL.AppendTimestamp(buf, c.(time.Time), t.Kind == schema.KindTimestampLTZ), nil
+	case schema.KindBinary, schema.KindVarbinary:
+		return base64.StdEncoding.AppendEncode(buf, c.([]byte)), nil
+	}
+	return buf, nil
 }
 
-// writeField writes text quoted or escaped as needed, so that it reads back
-// as the same value.
-func (f *Format) writeField(b *strings.Builder, text string, path string) error {
+// appendFloat appends schema.FormatFloat of a FLOAT (rounded to float32, as
+// Coerce rounds it) or DOUBLE.
+func appendFloat(buf []byte, x float64, k schema.Kind) []byte {
+	bits := 64
+	if k == schema.KindFloat {
+		x, bits = float64(float32(x)), 32
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return append(buf, schema.FormatFloat(x, bits)...)
+	}
+	return strconv.AppendFloat(buf, x, 'g', -1, bits)
+}
+
+// needsQuoting reports whether a field's text must be quoted or escaped to
+// read back as the same value (what appendQuoted does to it).
+func (f *Format) needsQuoting(text []byte, atLineStart bool) bool {
 	o := f.opts
-	atLineStart := b.Len() == 0
+	if f.ascii {
+		for _, c := range text {
+			switch {
+			case c == '\n' || c == '\r' || rune(c) == o.FieldDelimiter:
+				return true
+			case !o.DisableQuoteCharacter && rune(c) == o.QuoteCharacter:
+				return true
+			case o.HasEscape && rune(c) == o.EscapeCharacter:
+				return true
+			}
+		}
+	} else if bytes.ContainsRune(text, o.FieldDelimiter) || bytes.ContainsAny(text, "\n\r") ||
+		o.HasEscape && bytes.ContainsRune(text, o.EscapeCharacter) ||
+		!o.DisableQuoteCharacter && bytes.ContainsRune(text, o.QuoteCharacter) {
+		return true
+	}
+	return o.HasNullLiteral && string(text) == o.NullLiteral ||
+		o.AllowComments && atLineStart && len(text) > 0 && text[0] == '#'
+}
+
+// appendQuoted appends text quoted or escaped as needed, so that it reads
+// back as the same value.
+func (f *Format) appendQuoted(buf []byte, text string, atLineStart bool, path string) ([]byte, error) {
+	o := f.opts
 	needs := strings.ContainsRune(text, o.FieldDelimiter) || strings.ContainsAny(text, "\n\r") ||
 		o.HasEscape && strings.ContainsRune(text, o.EscapeCharacter) ||
 		o.HasNullLiteral && text == o.NullLiteral ||
 		o.AllowComments && atLineStart && strings.HasPrefix(text, "#")
 	if !o.DisableQuoteCharacter {
 		if !needs && !strings.ContainsRune(text, o.QuoteCharacter) {
-			b.WriteString(text)
-			return nil
+			return append(buf, text...), nil
 		}
-		b.WriteRune(o.QuoteCharacter)
+		buf = utf8.AppendRune(buf, o.QuoteCharacter)
 		for _, r := range text {
 			if r == o.QuoteCharacter || o.HasEscape && r == o.EscapeCharacter {
-				b.WriteRune(r) // doubled quote; escaped escape
+				buf = utf8.AppendRune(buf, r) // doubled quote; escaped escape
 			}
-			b.WriteRune(r)
+			buf = utf8.AppendRune(buf, r)
 		}
-		b.WriteRune(o.QuoteCharacter)
-		return nil
+		return utf8.AppendRune(buf, o.QuoteCharacter), nil
 	}
 	if !needs {
-		b.WriteString(text)
-		return nil
+		return append(buf, text...), nil
 	}
 	if !o.HasEscape || strings.ContainsAny(text, "\n\r") || o.HasNullLiteral && text == o.NullLiteral {
-		return fmt.Errorf("format csv: field %s: value %q cannot be written with quoting disabled (it holds the field delimiter, a line break or the null literal)", path, clip(text))
+		return nil, fmt.Errorf("format csv: field %s: value %q cannot be written with quoting disabled (it holds the field delimiter, a line break or the null literal)", path, clip(text))
 	}
 	for i, r := range text {
 		if r == o.FieldDelimiter || r == o.EscapeCharacter || i == 0 && r == '#' && o.AllowComments && atLineStart {
-			b.WriteRune(o.EscapeCharacter)
+			buf = utf8.AppendRune(buf, o.EscapeCharacter)
 		}
-		b.WriteRune(r)
+		buf = utf8.AppendRune(buf, r)
 	}
-	return nil
+	return buf, nil
 }

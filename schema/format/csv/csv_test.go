@@ -203,3 +203,32 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodeErrorPaths: an encode error names the column and the array
+// element.
+func TestEncodeErrorPaths(t *testing.T) {
+	t.Parallel()
+	row := rowType(t, `CREATE TABLE t (id BIGINT NOT NULL, n INT, tags ARRAY<STRING>, ids ARRAY<BIGINT NOT NULL>) WITH ('format' = 'csv')`)
+	f := format(t, row, nil)
+	nl := format(t, row, map[string]string{"null-literal": "N"})
+	for _, tc := range []struct {
+		f    *csv.Format
+		row  map[string]any
+		want string
+	}{
+		{f, map[string]any{}, "format csv: field id: NULL in a NOT NULL column"},
+		{f, map[string]any{"id": int64(1), "n": int64(1) << 40}, "format csv: field n: 1099511627776 is out of range for INT"},
+		{f, map[string]any{"id": int64(1), "tags": []any{"a", struct{}{}}}, `format csv: field tags[1]: cannot use struct {} value "{}" as STRING`},
+		{f, map[string]any{"id": int64(1), "tags": []any{"a", "b;c"}}, `format csv: field tags[1]: value "b;c" cannot be written in an array`},
+		{f, map[string]any{"id": int64(1), "tags": []any{"a", nil}}, "format csv: field tags[1]: a NULL array element needs option 'null-literal'"},
+		{nl, map[string]any{"id": int64(1), "tags": []any{"N"}}, `format csv: field tags[0]: value "N" is the null literal`},
+		{nl, map[string]any{"id": int64(1), "ids": []any{int64(1), nil}}, "format csv: field ids[1]: NULL in a NOT NULL column"},
+		// A value Coerce refuses is reported before a text problem of an
+		// earlier element.
+		{f, map[string]any{"id": int64(1), "tags": []any{"a;b", true, map[string]any{}}}, `format csv: field tags[2]: cannot use map[string]interface {} value`},
+	} {
+		if _, err := tc.f.Encode(tc.row); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.row, err, tc.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -360,101 +361,163 @@ func (f *Format) Encode(row map[string]any) ([]byte, error) {
 	buf := make([]byte, 0, 256)
 	buf = append(buf, '{')
 	for i, fld := range f.row.Fields {
-		v, err := schema.Coerce(fld.Type, row[fld.Name], fld.Name)
-		if err != nil {
-			return nil, fmt.Errorf("format json: field %w", err)
-		}
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		buf = append(buf, f.keys[i]...)
-		buf = f.appendValue(buf, fld.Type, v)
+		var err error
+		if buf, err = f.appendValue(buf, fld.Type, row[fld.Name], fld.Name); err != nil {
+			return nil, fmt.Errorf("format json: field %w", err)
+		}
 	}
 	return append(buf, '}'), nil
 }
 
-// appendValue writes a coerced value.
-func (f *Format) appendValue(buf []byte, t *schema.Type, v any) []byte {
+// appendValue writes v, a value of type t: the row's own Go types directly,
+// anything else through schema.Coerce. path names v in errors; the paths of
+// elements, entries and fields are built only for an error, by writing the
+// value again with its path.
+func (f *Format) appendValue(buf []byte, t *schema.Type, v any, path string) ([]byte, error) {
 	if v == nil {
-		return append(buf, "null"...)
+		if t.NotNull {
+			return nil, fmt.Errorf("%s: %w", path, schema.ErrNotNull)
+		}
+		return append(buf, "null"...), nil
 	}
 	switch t.Kind {
 	case schema.KindChar, schema.KindVarchar:
-		return appendString(buf, v.(string))
+		if s, ok := v.(string); ok {
+			return appendString(buf, s), nil
+		}
 	case schema.KindBoolean:
-		return strconv.AppendBool(buf, v.(bool))
+		if b, ok := v.(bool); ok {
+			return strconv.AppendBool(buf, b), nil
+		}
 	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
-		return strconv.AppendInt(buf, v.(int64), 10)
+		if n, ok := v.(int64); ok && schema.IntInRange(t.Kind, n) {
+			return strconv.AppendInt(buf, n, 10), nil
+		}
 	case schema.KindFloat, schema.KindDouble:
-		bits := 64
-		if t.Kind == schema.KindFloat {
-			bits = 32
+		if x, ok := v.(float64); ok {
+			return appendFloat(buf, x, t.Kind), nil
 		}
-		s := schema.FormatFloat(v.(float64), bits)
-		if s == "NaN" || strings.HasSuffix(s, "Infinity") {
-			return appendString(buf, s)
+	case schema.KindBinary, schema.KindVarbinary:
+		if b, ok := v.([]byte); ok {
+			buf = append(buf, '"')
+			buf = base64.StdEncoding.AppendEncode(buf, b)
+			return append(buf, '"'), nil
 		}
-		return append(buf, s...)
+	case schema.KindArray:
+		if list, ok := v.([]any); ok {
+			buf = append(buf, '[')
+			for i, e := range list {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				var err error
+				if buf, err = f.appendValue(buf, t.Elem, e, path); err != nil {
+					_, err = f.appendValue(nil, t.Elem, e, schema.ElementPath(path, i))
+					return nil, err
+				}
+			}
+			return append(buf, ']'), nil
+		}
+	case schema.KindMap:
+		if m, ok := v.(map[string]any); ok {
+			buf = append(buf, '{')
+			for i, k := range schema.SortedMapKeys(m) {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = appendString(buf, k)
+				buf = append(buf, ':')
+				var err error
+				if buf, err = f.appendValue(buf, t.Value, m[k], path); err != nil {
+					_, err = f.appendValue(nil, t.Value, m[k], path+"."+k)
+					return nil, err
+				}
+			}
+			return append(buf, '}'), nil
+		}
+	case schema.KindRow:
+		if m, ok := v.(map[string]any); ok {
+			buf = append(buf, '{')
+			for i, fld := range t.Fields {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				buf = appendString(buf, fld.Name)
+				buf = append(buf, ':')
+				var err error
+				if buf, err = f.appendValue(buf, fld.Type, m[fld.Name], path); err != nil {
+					_, err = f.appendValue(nil, fld.Type, m[fld.Name], schema.FieldPath(path, fld.Name))
+					return nil, err
+				}
+			}
+			return append(buf, '}'), nil
+		}
+	}
+	// Other Go types, and the kinds whose row values Coerce checks
+	// (DECIMAL, DATE, TIME, TIMESTAMP): Coerce returns a value of the row's
+	// type, without allocating when v already is one.
+	c, err := schema.Coerce(t, v, path)
+	if err != nil {
+		return nil, err
+	}
+	switch t.Kind {
+	case schema.KindChar, schema.KindVarchar:
+		return appendString(buf, c.(string)), nil
+	case schema.KindBoolean:
+		return strconv.AppendBool(buf, c.(bool)), nil
+	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
+		return strconv.AppendInt(buf, c.(int64), 10), nil
+	case schema.KindFloat, schema.KindDouble:
+		return appendFloat(buf, c.(float64), t.Kind), nil
 	case schema.KindDecimal:
-		d := string(v.(stdjson.Number))
+		d := string(c.(stdjson.Number))
 		if !f.opts.DecimalAsPlainNumber {
 			d = javaDecimalString(d, t.Scale)
 		}
-		return append(buf, d...)
+		return append(buf, d...), nil
 	case schema.KindDate:
-		return appendString(buf, schema.FormatDate(v.(time.Time)))
-	case schema.KindTime:
-		return appendString(buf, schema.FormatTime(v.(time.Time)))
-	case schema.KindTimestamp, schema.KindTimestampLTZ:
-		return appendString(buf, f.opts.TimestampStyle.FormatTimestamp(v.(time.Time), t.Kind == schema.KindTimestampLTZ))
-	case schema.KindBinary, schema.KindVarbinary:
-		b := v.([]byte)
 		buf = append(buf, '"')
-		buf = base64.StdEncoding.AppendEncode(buf, b)
-		return append(buf, '"')
-	case schema.KindArray:
-		buf = append(buf, '[')
-		for i, e := range v.([]any) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = f.appendValue(buf, t.Elem, e)
-		}
-		return append(buf, ']')
-	case schema.KindMap:
-		m := v.(map[string]any)
-		buf = append(buf, '{')
-		for i, k := range schema.SortedMapKeys(m) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendString(buf, k)
-			buf = append(buf, ':')
-			buf = f.appendValue(buf, t.Value, m[k])
-		}
-		return append(buf, '}')
-	case schema.KindRow:
-		m := v.(map[string]any)
-		buf = append(buf, '{')
-		for i, fld := range t.Fields {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendString(buf, fld.Name)
-			buf = append(buf, ':')
-			buf = f.appendValue(buf, fld.Type, m[fld.Name])
-		}
-		return append(buf, '}')
+		buf = schema.AppendDate(buf, c.(time.Time))
+		return append(buf, '"'), nil
+	case schema.KindTime:
+		buf = append(buf, '"')
+		buf = schema.AppendTime(buf, c.(time.Time))
+		return append(buf, '"'), nil
+	case schema.KindTimestamp, schema.KindTimestampLTZ:
+		buf = append(buf, '"')
+		buf = f.opts.TimestampStyle.AppendTimestamp(buf, c.(time.Time), t.Kind == schema.KindTimestampLTZ)
+		return append(buf, '"'), nil
+	case schema.KindBinary, schema.KindVarbinary, schema.KindArray, schema.KindMap, schema.KindRow:
+		// Coerce's arrays, maps and rows hold the row's types: written
+		// by the cases above.
+		return f.appendValue(buf, t, c, path)
 	}
-	return append(buf, "null"...)
+	return append(buf, "null"...), nil
+}
+
+// appendFloat writes a FLOAT or DOUBLE: NaN and the infinities as the
+// strings Java writes, other values in the shortest form.
+func appendFloat(buf []byte, x float64, k schema.Kind) []byte {
+	bits := 64
+	if k == schema.KindFloat {
+		x, bits = float64(float32(x)), 32 // as Coerce rounds a FLOAT
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return appendString(buf, schema.FormatFloat(x, 64))
+	}
+	return strconv.AppendFloat(buf, x, 'g', -1, bits)
 }
 
 // javaDecimalString renders a plain decimal with the given scale as Java's
 // BigDecimal.toString does: scientific notation when the adjusted exponent
 // is below -6.
 func javaDecimalString(plain string, scale int) string {
-	if scale == 0 {
-		return plain
+	if scale == 0 || !strings.HasPrefix(plain, "0") && !strings.HasPrefix(plain, "-0") {
+		return plain // an integer part other than 0: the adjusted exponent is >= 0
 	}
 	neg := strings.HasPrefix(plain, "-")
 	unscaled := strings.TrimLeft(strings.Replace(strings.TrimPrefix(plain, "-"), ".", "", 1), "0")

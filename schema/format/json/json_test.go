@@ -217,3 +217,31 @@ func TestDeepNesting(t *testing.T) {
 		t.Fatalf("want the depth limit, got %v", err)
 	}
 }
+
+// TestEncodeErrorPaths: an encode error names the column and the element,
+// entry or field inside it.
+func TestEncodeErrorPaths(t *testing.T) {
+	t.Parallel()
+	f, err := json.New(rowType(t, allTypes), json.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		col  string
+		v    any
+		want string
+	}{
+		{"bi", nil, "format json: field bi: NULL in a NOT NULL column"},
+		{"ti", int64(300), "format json: field ti: 300 is out of range for TINYINT"},
+		{"arr", []any{int64(1), "x"}, `format json: field arr[1]: cannot use string value "x" as INT`},
+		{"m", map[string]any{"a": 1.0, "b": true}, `format json: field m.b: cannot use bool value "true" as DOUBLE`},
+		{"r", map[string]any{"y": []any{map[string]any{"z": int64(1)}, map[string]any{"z": "x"}}}, `format json: field r.y[1].z: cannot use string value "x" as BIGINT`},
+		{"dec", "1e30", "format json: field dec: decimal 1e30 does not fit DECIMAL(20, 4)"},
+	} {
+		row := fullRow()
+		row[tc.col] = tc.v
+		if _, err := f.Encode(row); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s = %#v: got %v, want %q", tc.col, tc.v, err, tc.want)
+		}
+	}
+}
