@@ -298,7 +298,6 @@ func testEOSCopyGroupTakeover(t *testing.T, protocol string) {
 	kcat := kafkatest.Kcat(t)
 	in := kafkatest.NewTopic(t, brokers, "e2e-eosg-"+protocol+"-in", eosPartitions)
 	out := kafkatest.NewTopic(t, brokers, "e2e-eosg-"+protocol+"-out", eosPartitions)
-	produceKeyed(t, brokers, in)
 
 	env := []string{"CONNECTD_BROKERS=" + brokers, "CONNECTD_EOS_IN=" + in, "CONNECTD_EOS_OUT=" + out,
 		"CONNECTD_EOS_GROUP=" + in + "-g", "CONNECTD_EOS_TXN_PREFIX=" + in, "CONNECTD_EOS_ASSIGNMENT=group",
@@ -323,6 +322,10 @@ func testEOSCopyGroupTakeover(t *testing.T, protocol string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The input is written only now, so that both processes share it and
+	// the kill lands mid-run: with KIP-848 the second member's assignment
+	// takes seconds, time enough for the first to copy everything.
+	produceKeyed(t, brokers, in)
 	waitTotal(t, tally, eosRecords/3, 2*time.Minute, a, b)
 	a.kill()
 	distinct, total := tally.counts()
