@@ -123,17 +123,8 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 			cf.Add(fieldStartFrom, y, schema.OptStartupMode, v)
 		}
 	}
-	if v, ok := o[schema.OptStartupTimestampMillis]; ok {
-		ms, err := parseTimestamp(schema.OptStartupTimestampMillis, v)
-		if err != nil {
-			cf.Addf(fieldStartTimestamp, "option '%s': %v", schema.OptStartupTimestampMillis, err)
-		}
+	if ms, ok := tableTimestamp(cf, set, fieldStartTimestamp, schema.OptStartupTimestampMillis, o); ok {
 		s.startTS = ms
-		if y, ok := set[fieldStartTimestamp]; ok {
-			if yms, err := parseTimestamp(fieldStartTimestamp, y); err != nil || yms != ms {
-				cf.Add(fieldStartTimestamp, y, schema.OptStartupTimestampMillis, v)
-			}
-		}
 	}
 	s.startOffsets = tableOffsets(cf, set, fieldStartOffsets, schema.OptStartupSpecificOffsets, o, s.topics)
 	if v, ok := o[schema.OptBoundedMode]; ok {
@@ -146,17 +137,8 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 			cf.Add(fieldStopAt, y, schema.OptBoundedMode, v)
 		}
 	}
-	if v, ok := o[schema.OptBoundedTimestampMillis]; ok {
-		ms, err := parseTimestamp(schema.OptBoundedTimestampMillis, v)
-		if err != nil {
-			cf.Addf(fieldStopTimestamp, "option '%s': %v", schema.OptBoundedTimestampMillis, err)
-		}
+	if ms, ok := tableTimestamp(cf, set, fieldStopTimestamp, schema.OptBoundedTimestampMillis, o); ok {
 		s.stopTS = ms
-		if y, ok := set[fieldStopTimestamp]; ok {
-			if yms, err := parseTimestamp(fieldStopTimestamp, y); err != nil || yms != ms {
-				cf.Add(fieldStopTimestamp, y, schema.OptBoundedTimestampMillis, v)
-			}
-		}
 	}
 	s.stopOffsets = tableOffsets(cf, set, fieldStopOffsets, schema.OptBoundedSpecificOffsets, o, s.topics)
 	if v, ok := o[schema.OptPartitionDiscovery]; ok {
@@ -181,6 +163,26 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 			fieldConsumerGroup, schema.OptGroupID, t.Name))
 	}
 	return s, errs
+}
+
+// tableTimestamp reads a Flink timestamp option (milliseconds) that sets
+// field, recording a bad value or a contradicting YAML field in cf. ok is
+// false when the table does not set the option.
+func tableTimestamp(cf *kafkatable.Conflicts, set map[string]any, field, opt string, o map[string]string) (ms int64, ok bool) {
+	v, ok := o[opt]
+	if !ok {
+		return 0, false
+	}
+	ms, err := parseTimestamp(opt, v)
+	if err != nil {
+		cf.Addf(field, "option '%s': %v", opt, err)
+	}
+	if y, written := set[field]; written {
+		if yms, err := parseTimestamp(field, y); err != nil || yms != ms {
+			cf.Add(field, y, opt, v)
+		}
+	}
+	return ms, true
 }
 
 // tableOffsets reads Flink's `partition:0,offset:42;...` option, which
