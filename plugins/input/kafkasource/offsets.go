@@ -330,7 +330,14 @@ func (t *offsetTracker) prepareTxn(ps map[topicPartition][]int64) (pos map[topic
 		pos := po.next
 		j := 0
 		for _, p := range po.pending[po.head:] {
-			if p.acked {
+			// Records below the committed offset are done even if their
+			// acknowledgement has not arrived yet: Benthos acknowledges
+			// a batch after WriteBatch returns, so the next transaction
+			// can be prepared before the previous one's records are
+			// acked. Counting them as in flight would commit an offset
+			// below the one the previous transaction committed, and a
+			// crash would then replay that transaction (duplicates).
+			if p.acked || p.offset < po.committed {
 				continue
 			}
 			for j < len(offsets) && offsets[j] < p.offset {
@@ -343,7 +350,8 @@ func (t *offsetTracker) prepareTxn(ps map[topicPartition][]int64) (pos map[topic
 			pos = p.offset
 			break
 		}
-		if pos >= 0 && pos != po.committed {
+		// Never move a committed offset backwards.
+		if pos >= 0 && pos > po.committed {
 			out[tp] = pos
 		}
 	}

@@ -30,12 +30,20 @@ func TestTrackerPrepareTxn(t *testing.T) {
 		acked   []int64
 		txn     []int64
 		commit  int64 // -1: nothing to commit
+		// committed is what an earlier transaction committed (0: none)
+		// before its records' acknowledgements arrived.
+		committed int64
 	}{
-		{"whole batch", []int64{10, 11, 12}, nil, []int64{10, 11, 12}, 13},
-		{"earlier record in flight", []int64{10, 11, 12}, nil, []int64{11, 12}, -1},
-		{"earlier acked", []int64{10, 11, 12}, []int64{10}, []int64{11}, 12},
-		{"later in flight", []int64{10, 11, 12, 13}, nil, []int64{12, 10, 11}, 13},
-		{"gap of a nacked record", []int64{10, 11, 12}, nil, []int64{10, 12}, 11},
+		{"whole batch", []int64{10, 11, 12}, nil, []int64{10, 11, 12}, 13, 0},
+		{"earlier record in flight", []int64{10, 11, 12}, nil, []int64{11, 12}, -1, 0},
+		{"earlier acked", []int64{10, 11, 12}, []int64{10}, []int64{11}, 12, 0},
+		{"later in flight", []int64{10, 11, 12, 13}, nil, []int64{12, 10, 11}, 13, 0},
+		{"gap of a nacked record", []int64{10, 11, 12}, nil, []int64{10, 12}, 11, 0},
+		// The previous transaction (10, 11) committed 12, its acks are
+		// still on their way: the next one commits past it.
+		{"previous transaction's acks pending", []int64{10, 11, 12, 13}, nil, []int64{12, 13}, 14, 12},
+		// Never below what was committed, whatever is in flight.
+		{"nothing past the committed offset", []int64{10, 11, 12, 13}, nil, []int64{13}, -1, 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newOffsetTracker(100)
@@ -45,6 +53,9 @@ func TestTrackerPrepareTxn(t *testing.T) {
 			}
 			for _, o := range tc.acked {
 				tr.acked([]position{{tp: tp, offset: o}})
+			}
+			if tc.committed > 0 {
+				tr.markCommitted(tp, tc.committed)
 			}
 			got, notTracked := tr.prepareTxn(map[topicPartition][]int64{tp: tc.txn})
 			if len(notTracked) > 0 {
