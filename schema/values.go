@@ -394,6 +394,19 @@ func FormatFloat(f float64, bits int) string {
 	return strconv.FormatFloat(f, 'g', -1, bits)
 }
 
+// AppendFloat appends FormatFloat's text of a FLOAT or DOUBLE value of kind
+// k; a FLOAT is rounded to float32 first, as Coerce does.
+func AppendFloat(buf []byte, f float64, k Kind) []byte {
+	bits := 64
+	if k == KindFloat {
+		f, bits = float64(float32(f)), 32
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(buf, FormatFloat(f, bits)...)
+	}
+	return strconv.AppendFloat(buf, f, 'g', -1, bits)
+}
+
 // CheckIntRange reports whether n fits the integer kind.
 func CheckIntRange(k Kind, n int64) error {
 	var lo, hi int64

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -543,7 +542,7 @@ func appendScalar(buf []byte, t *schema.Type, v any, path string) ([]byte, error
 		}
 	case schema.KindFloat, schema.KindDouble:
 		if x, ok := v.(float64); ok {
-			return appendFloat(buf, x, t.Kind), nil
+			return schema.AppendFloat(buf, x, t.Kind), nil
 		}
 	case schema.KindBinary, schema.KindVarbinary:
 		if b, ok := v.([]byte); ok {
@@ -565,7 +564,7 @@ func appendScalar(buf []byte, t *schema.Type, v any, path string) ([]byte, error
 	case schema.KindTinyint, schema.KindSmallint, schema.KindInt, schema.KindBigint:
 		return strconv.AppendInt(buf, c.(int64), 10), nil
 	case schema.KindFloat, schema.KindDouble:
-		return appendFloat(buf, c.(float64), t.Kind), nil
+		return schema.AppendFloat(buf, c.(float64), t.Kind), nil
 	case schema.KindDecimal:
 		return append(buf, c.(json.Number)...), nil
 	case schema.KindDate:
@@ -578,19 +577,6 @@ func appendScalar(buf []byte, t *schema.Type, v any, path string) ([]byte, error
 		return base64.StdEncoding.AppendEncode(buf, c.([]byte)), nil
 	}
 	return buf, nil
-}
-
-// appendFloat appends schema.FormatFloat of a FLOAT (rounded to float32, as
-// Coerce rounds it) or DOUBLE.
-func appendFloat(buf []byte, x float64, k schema.Kind) []byte {
-	bits := 64
-	if k == schema.KindFloat {
-		x, bits = float64(float32(x)), 32
-	}
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return append(buf, schema.FormatFloat(x, bits)...)
-	}
-	return strconv.AppendFloat(buf, x, 'g', -1, bits)
 }
 
 // needsQuoting reports whether a field's text must be quoted or escaped to

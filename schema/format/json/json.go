@@ -502,14 +502,13 @@ func (f *Format) appendValue(buf []byte, t *schema.Type, v any, path string) ([]
 // appendFloat writes a FLOAT or DOUBLE: NaN and the infinities as the
 // strings Java writes, other values in the shortest form.
 func appendFloat(buf []byte, x float64, k schema.Kind) []byte {
-	bits := 64
 	if k == schema.KindFloat {
-		x, bits = float64(float32(x)), 32 // as Coerce rounds a FLOAT
+		x = float64(float32(x)) // as Coerce rounds a FLOAT
 	}
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return appendString(buf, schema.FormatFloat(x, 64))
+		return appendString(buf, schema.FormatFloat(x, 64)) // JSON has no NaN: a string, as Flink writes it
 	}
-	return strconv.AppendFloat(buf, x, 'g', -1, bits)
+	return schema.AppendFloat(buf, x, k)
 }
 
 // javaDecimalString renders a plain decimal with the given scale as Java's
