@@ -22,22 +22,8 @@ var receivedRe = regexp.MustCompile(`(?m)^input_received\{[^}]*\} ([0-9.e+]+)$`)
 // records records, polling /metrics.
 // extra is YAML appended to the kafka_source block (four-space indent).
 func runConnectdSource(ctx context.Context, bin, brokers, topic string, records int64, extra string, env []string) (result, error) {
-	port, err := freePort()
-	if err != nil {
-		return result{}, err
-	}
-	dir, err := os.MkdirTemp("", "connectd-bench")
-	if err != nil {
-		return result{}, err
-	}
-	defer os.RemoveAll(dir)
-	conf := filepath.Join(dir, "source.yaml")
 	group := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	yaml := fmt.Sprintf(`
-http:
-  address: 127.0.0.1:%d
-logger:
-  level: warn
 input:
   kafka_source:
     seed_brokers: [ %q ]
@@ -47,33 +33,55 @@ input:
 %s
 output:
   drop: {}
-`, port, brokers, topic, group, extra)
+`, brokers, topic, group, extra)
+	r, _, err := runConnectd(ctx, bin, yaml, env, receivedRe, records)
+	r.Bytes = r.Records * int64(recordSizeOf(topic))
+	return r, err
+}
+
+// runConnectd runs connectd with the pipeline yaml (its http and logger
+// sections are added) until the series done matches at /metrics sum to at
+// least records. It returns the run's figures (Bytes unset) and the last
+// /metrics page.
+func runConnectd(ctx context.Context, bin, yaml string, env []string, done *regexp.Regexp, records int64) (result, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return result{}, "", err
+	}
+	dir, err := os.MkdirTemp("", "connectd-bench")
+	if err != nil {
+		return result{}, "", err
+	}
+	defer os.RemoveAll(dir)
+	conf := filepath.Join(dir, "pipeline.yaml")
+	yaml = fmt.Sprintf("http:\n  address: 127.0.0.1:%d\nlogger:\n  level: warn\n%s", port, yaml)
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
-		return result{}, err
+		return result{}, "", err
 	}
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, bin, "run", conf)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
-		return result{}, err
+		return result{}, "", err
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	deadline := start.Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
-		if n := scrapeReceived(url); n >= records {
+		body := scrape(url)
+		if n := sumMetric(done, body); n >= records {
 			wall := time.Since(start).Seconds()
 			cpu, rss, err := procStats(cmd.Process.Pid)
 			if err != nil {
-				return result{}, err
+				return result{}, "", err
 			}
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			return result{Records: n, Bytes: n * int64(recordSizeOf(topic)), Wall: wall, CPU: cpu, PeakRSS: rss}, nil
+			return result{Records: n, Wall: wall, CPU: cpu, PeakRSS: rss}, body, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return result{}, fmt.Errorf("connectd did not read %d records in 10m", records)
+	return result{}, "", fmt.Errorf("connectd did not count %d records in 10m", records)
 }
 
 func scrapeReceived(url string) int64 { return sumMetric(receivedRe, scrape(url)) }

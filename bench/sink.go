@@ -5,12 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -306,15 +303,6 @@ func runConnectdCopy(ctx context.Context, e env, in, out string, shape txnShape,
 	if err := createTopic(ctx, e.brokers, out, e.partitions); err != nil {
 		return copyResult{}, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return copyResult{}, err
-	}
-	dir, err := os.MkdirTemp("", "connectd-bench")
-	if err != nil {
-		return copyResult{}, err
-	}
-	defer os.RemoveAll(dir)
 	group := fmt.Sprintf("bench-copy-%d", time.Now().UnixNano())
 	// exactly_once takes max_in_flight 1 (its default); at_least_once
 	// runs with its default of 64 batches in flight, as users get it.
@@ -322,62 +310,37 @@ func runConnectdCopy(ctx context.Context, e env, in, out string, shape txnShape,
 	if guarantee == "exactly_once" {
 		txnPrefix = fmt.Sprintf("\n    transactional_id_prefix: %q", group)
 	}
-	conf := filepath.Join(dir, "copy.yaml")
 	yaml := fmt.Sprintf(`
-http:
-  address: 127.0.0.1:%d
-logger:
-  level: warn
 input:
   kafka_source:
-    seed_brokers: [ %[2]q ]
-    topics: [ %[3]q ]
-    consumer_group: %[4]q
+    seed_brokers: [ %[1]q ]
+    topics: [ %[2]q ]
+    consumer_group: %[3]q
     start_from: earliest
-    checkpoint_limit: %[8]d
+    checkpoint_limit: %[7]d
 output:
   kafka_sink:
-    seed_brokers: [ %[2]q ]
-    topic: %[5]q
+    seed_brokers: [ %[1]q ]
+    topic: %[4]q
     key: ${! @kafka_key }
-    delivery_guarantee: %[6]s%[10]s
+    delivery_guarantee: %[5]s%[9]s
     batching:
-      count: %[7]d
-      period: %[9]s
-`, port, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
-	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
-		return copyResult{}, err
+      count: %[6]d
+      period: %[8]s
+`, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
+	res, body, err := runConnectd(ctx, e.bin, yaml, nil, outputSentRe, *copyRecords)
+	if err != nil {
+		return copyResult{}, fmt.Errorf("copying %d records: %w", *copyRecords, err)
 	}
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, e.bin, "run", conf)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return copyResult{}, err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	deadline := start.Add(10 * time.Minute)
-	for time.Now().Before(deadline) {
-		body := scrape(url)
-		if n := sumMetric(outputSentRe, body); n >= *copyRecords {
-			wall := time.Since(start).Seconds()
-			cpu, rss, err := procStats(cmd.Process.Pid)
-			if err != nil {
-				return copyResult{}, err
-			}
-			r := copyResult{result: result{Records: n, Bytes: n * int64(e.size), Wall: wall, CPU: cpu, PeakRSS: rss}}
-			for _, m := range commitLatencyRe.FindAllStringSubmatch(body, -1) {
-				ns, _ := strconv.ParseFloat(m[2], 64)
-				if m[1] == "0.5" {
-					r.CommitP50 = ns / 1e6
-				} else {
-					r.CommitP99 = ns / 1e6
-				}
-			}
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			return r, nil
+	res.Bytes = res.Records * int64(e.size)
+	r := copyResult{result: res}
+	for _, m := range commitLatencyRe.FindAllStringSubmatch(body, -1) {
+		ns, _ := strconv.ParseFloat(m[2], 64)
+		if m[1] == "0.5" {
+			r.CommitP50 = ns / 1e6
+		} else {
+			r.CommitP99 = ns / 1e6
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	return copyResult{}, fmt.Errorf("connectd did not copy %d records in 10m", *copyRecords)
+	return r, nil
 }
