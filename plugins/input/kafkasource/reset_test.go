@@ -39,23 +39,9 @@ func TestSourceOffsetOutOfRangeReset(t *testing.T) {
 	t.Parallel()
 	addr := newCluster(t)
 	produceN(t, addr, "t", 10, 0)
-	pc, err := testSpec().ParseYAML(sourceYAML(addr, "g", "start_from: earliest", "batch_size: 2", "checkpoint_limit: 2", "commit_period: 20ms"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := configFromParsed(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedBuffer{}
-	s := newSource(c, service.MockResources(service.MockResourcesOptUseLogger(
-		service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(logs, nil))))))
+	s, logs := newLoggedTestSource(t, sourceYAML(addr, "g", "start_from: earliest", "batch_size: 2", "checkpoint_limit: 2", "commit_period: 20ms"))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := s.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
 
 	// Offsets 0 and 1 are read and held: the partition pauses at the limit.
 	first := readRecords(t, s, 2)
@@ -104,23 +90,9 @@ func TestSourceBoundedTailDeleted(t *testing.T) {
 	t.Parallel()
 	addr := newCluster(t)
 	produceN(t, addr, "t", 5, 0)
-	pc, err := testSpec().ParseYAML(sourceYAML(addr, "g", "start_from: earliest", "stop_at: latest", "batch_size: 1", "checkpoint_limit: 1", "fetch_max_wait: 50ms"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := configFromParsed(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedBuffer{}
-	s := newSource(c, service.MockResources(service.MockResourcesOptUseLogger(
-		service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(logs, nil))))))
+	s, logs := newLoggedTestSource(t, sourceYAML(addr, "g", "start_from: earliest", "stop_at: latest", "batch_size: 1", "checkpoint_limit: 1", "fetch_max_wait: 50ms"))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := s.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
 
 	b := readRecords(t, s, 1)[0] // offset 0, held: the partition pauses
 	ds := kadm.Offsets{}
@@ -144,4 +116,28 @@ func TestSourceBoundedTailDeleted(t *testing.T) {
 	if c := committedOffsets(t, addr, "g"); c[tpT(0)] != 5 {
 		t.Fatalf("committed %v, want 5 for partition 0", c)
 	}
+}
+
+// newLoggedTestSource is newTestSource with the source's log lines kept in
+// the returned buffer.
+func newLoggedTestSource(t *testing.T, yaml string) (*source, *lockedBuffer) {
+	t.Helper()
+	pc, err := testSpec().ParseYAML(yaml, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := configFromParsed(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	s := newSource(c, service.MockResources(service.MockResourcesOptUseLogger(
+		service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(logs, nil))))))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := s.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s, logs
 }
