@@ -53,6 +53,9 @@ type Commit struct {
 	// Offsets are the next offsets to read (one past the last record
 	// written), per partition.
 	Offsets map[TopicPartition]int64
+	// Metadata is the offset-commit metadata per partition, "" (none)
+	// where missing: window state for window results (EncodeWindowMeta).
+	Metadata map[TopicPartition]string
 }
 
 // Source is a kafka_source as the sink sees it.

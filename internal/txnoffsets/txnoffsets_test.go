@@ -2,6 +2,7 @@ package txnoffsets
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
@@ -43,5 +44,81 @@ func TestOriginContext(t *testing.T) {
 	}
 	if _, ok := FromContext(WithOrigin(parent, Origin{})); ok {
 		t.Fatal("an origin without a source")
+	}
+}
+
+func TestCompareWindow(t *testing.T) {
+	t.Parallel()
+	cut := Cutoff{FireAt: 9999, Key: "m", Start: 0}
+	for _, tc := range []struct {
+		fireAt int64
+		key    string
+		start  int64
+		want   int
+	}{
+		{9998, "z", 5, -1},
+		{9999, "a", 0, -1},
+		{9999, "m", -10000, -1}, // sliding: an earlier start of the same key and fire time
+		{9999, "m", 0, 0},
+		{9999, "m", 1, 1},
+		{9999, "n", 0, 1},
+		{10000, "a", 0, 1},
+	} {
+		if got := CompareWindow(tc.fireAt, tc.key, tc.start, cut); got != tc.want {
+			t.Errorf("CompareWindow(%d, %q, %d) = %d, want %d", tc.fireAt, tc.key, tc.start, got, tc.want)
+		}
+	}
+}
+
+func TestWindowMeta(t *testing.T) {
+	t.Parallel()
+	cut := Cutoff{FireAt: 59999, Key: `user "7"`, Start: 0}
+	m, err := EncodeWindowMeta(cut, 1234)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, readEnd, ok, err := ParseWindowMeta(m)
+	if err != nil || !ok || got != cut || readEnd != 1234 {
+		t.Fatalf("ParseWindowMeta(%q) = %+v, %d, %v, %v", m, got, readEnd, ok, err)
+	}
+	// A client's member id, or nothing, is not window state.
+	for _, other := range []string{"", "kgo-1b7c-member"} {
+		if _, _, ok, err := ParseWindowMeta(other); ok || err != nil {
+			t.Fatalf("ParseWindowMeta(%q) = %v, %v; want not window state", other, ok, err)
+		}
+	}
+	if _, _, _, err := ParseWindowMeta(windowMetaPrefix + "{"); err == nil {
+		t.Fatal("broken window state read without an error")
+	}
+	long := make([]byte, MaxWindowMeta)
+	for i := range long {
+		long[i] = 'k'
+	}
+	if _, err := EncodeWindowMeta(Cutoff{Key: string(long)}, 0); !errors.Is(err, ErrWindowKeyTooLong) {
+		t.Fatalf("a key longer than the metadata limit: %v, want ErrWindowKeyTooLong", err)
+	}
+}
+
+type emitter struct{ Emitter }
+
+func TestResultContextHidesOrigin(t *testing.T) {
+	t.Parallel()
+	src := &source{}
+	withOrigin := WithOrigin(context.Background(), Origin{Source: src, Topic: "t"})
+	res := WithResult(withOrigin, Result{Emitter: &emitter{}, Seq: 3})
+	if _, ok := FromContext(res); ok {
+		t.Fatal("a result context shows the origin of the record it was made from")
+	}
+	if r, ok := ResultFromContext(res); !ok || r.Seq != 3 {
+		t.Fatalf("ResultFromContext = %+v, %v", r, ok)
+	}
+	if _, ok := ResultFromContext(withOrigin); ok {
+		t.Fatal("a record's context carries a result")
+	}
+	if _, ok := FromContext(WithoutOrigin(withOrigin)); ok {
+		t.Fatal("WithoutOrigin shows the origin")
+	}
+	if _, ok := FromContext(withOrigin); !ok {
+		t.Fatal("the origin is lost")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
 // Errors set on messages that pass through the buffer instead of entering a
@@ -61,12 +63,15 @@ type item struct {
 	refs   []*batchRef
 	window bool // counts against the limits until acked
 	rows   int
+	// res is the window result's place in the exactly-once order, nil
+	// without a txnoffsets.Result token.
+	res *pendingResult
 }
 
 type metrics struct {
 	open, watermark                        *service.MetricGauge
 	fired, lateDropped, lateErrored, nacks *service.MetricCounter
-	badRecords                             *service.MetricCounter
+	badRecords, replaysSkipped             *service.MetricCounter
 }
 
 func newMetrics(m *service.Metrics) metrics {
@@ -78,6 +83,9 @@ func newMetrics(m *service.Metrics) metrics {
 		lateErrored: m.NewCounter("event_window_late_errored"),
 		nacks:       m.NewCounter("event_window_result_nacked"),
 		badRecords:  m.NewCounter("event_window_bad_records"),
+		// Records read again after a restart whose windows are in the
+		// output already (exactly-once results).
+		replaysSkipped: m.NewCounter("event_window_replays_skipped"),
 	}
 }
 
@@ -105,6 +113,16 @@ type Buffer struct {
 		eoi       bool
 		closed    bool
 		changed   chan struct{} // closed and replaced on every state change
+
+		// Exactly-once results (exactlyonce.go): the upstream
+		// kafka_sources, the restored cutoff, and the results handed out
+		// or waiting, in window order, not settled yet.
+		sources    map[txnoffsets.WindowSource]struct{}
+		lastSource txnoffsets.WindowSource
+		cutoff     txnoffsets.Cutoff
+		hasCutoff  bool
+		results    []*pendingResult
+		resultSeq  uint64
 	}
 }
 
@@ -115,6 +133,7 @@ func New(cfg Config, res *service.Resources) *Buffer {
 	b.mu.windows = map[winID]*window{}
 	b.mu.sessions = map[string][]*window{}
 	b.mu.live = map[*batchRef]struct{}{}
+	b.mu.sources = map[txnoffsets.WindowSource]struct{}{}
 	b.mu.changed = make(chan struct{})
 	return b
 }
@@ -197,8 +216,11 @@ func (b *Buffer) WriteBatch(ctx context.Context, batch service.MessageBatch, ack
 	return nil
 }
 
-// passLocked queues msg as an errored passthrough message holding ref.
+// passLocked queues msg as an errored passthrough message holding ref. Its
+// origin is hidden: its offset is committed when its input batch is
+// acknowledged, not by the transaction that writes it.
 func (b *Buffer) passLocked(msg *service.Message, err error, ref *batchRef) {
+	msg = msg.WithContext(txnoffsets.WithoutOrigin(msg.Context()))
 	msg.SetError(err)
 	ref.pending++
 	b.mu.ready = append(b.mu.ready, item{msg: msg, refs: []*batchRef{ref}})
@@ -280,6 +302,7 @@ func (b *Buffer) eventTime(msg *service.Message) (int64, error) {
 func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks *acker) {
 	defer b.advanceFromLocked(msg, acks)
 
+	restored, _ := b.originLocked(msg)
 	ts, err := b.eventTime(msg)
 	if err != nil {
 		b.met.badRecords.Incr(1)
@@ -319,14 +342,20 @@ func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks
 	}
 	b.mu.seq++
 	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content}
-	var joined bool
+	var joined, committed bool
 	switch b.cfg.Kind {
 	case Tumbling, Sliding:
-		joined = b.assignFixedLocked(key, r, ref)
+		joined, committed = b.assignFixedLocked(key, r, ref)
 	case Session:
 		joined = b.assignSessionLocked(key, r, ref)
 	}
 	if joined {
+		return
+	}
+	if committed && restored.Replay {
+		// Read again after a restart: its windows' results are in the
+		// output already, it was counted there.
+		b.met.replaysSkipped.Incr(1)
 		return
 	}
 	switch b.cfg.Late {
@@ -388,18 +417,23 @@ func (b *Buffer) newWindowLocked(key string, start, end int64) *window {
 }
 
 // assignFixedLocked adds r to its tumbling or sliding windows that have not
-// fired; it reports whether there was one.
-func (b *Buffer) assignFixedLocked(key string, r rec, ref *batchRef) bool {
+// fired; it reports whether there was one, and whether one of those that
+// had was committed before a restart (at or before the restored cutoff).
+func (b *Buffer) assignFixedLocked(key string, r rec, ref *batchRef) (joined, committed bool) {
 	size, slide := b.cfg.SizeMS, b.cfg.SlideMS
 	if b.cfg.Kind == Tumbling {
 		slide = size
 	}
-	joined := false
 	// Flink SlidingEventTimeWindows.assignWindows: from the last start at or
 	// before ts, back while the window still holds ts.
 	for start := windowStart(r.ts, slide); start > r.ts-size; start -= slide {
 		end := start + size
-		if fireAt(end, b.cfg.AllowedLateness) <= b.mu.watermark {
+		at := fireAt(end, b.cfg.AllowedLateness)
+		if b.committedLocked(at, key, start) {
+			committed = true
+			continue // in the output before a restart
+		}
+		if at <= b.mu.watermark {
 			continue // fired: late for this window
 		}
 		id := winID{key, start}
@@ -411,7 +445,7 @@ func (b *Buffer) assignFixedLocked(key string, r rec, ref *batchRef) bool {
 		b.fold(w, r, ref)
 		joined = true
 	}
-	return joined
+	return joined, committed
 }
 
 // assignSessionLocked puts r in session [ts, ts+gap) and merges every open
@@ -543,8 +577,15 @@ func (b *Buffer) fireLocked(w *window, acks *acker) {
 	msg.MetaSetMut(MetaWindowStart, w.start)
 	msg.MetaSetMut(MetaWindowEnd, w.end)
 	msg.MetaSetMut(MetaEventTime, w.end-1)
+	it := item{msg: msg, refs: w.refs, window: true, rows: rows}
+	if b.tokensLocked() {
+		b.mu.resultSeq++
+		it.res = &pendingResult{seq: b.mu.resultSeq, cut: txnoffsets.Cutoff{FireAt: w.fireAt, Key: w.key, Start: w.start}}
+		b.mu.results = append(b.mu.results, it.res)
+		it.msg = msg.WithContext(txnoffsets.WithResult(msg.Context(), txnoffsets.Result{Emitter: b, Seq: it.res.seq}))
+	}
 	b.mu.heldWins++
-	b.mu.ready = append(b.mu.ready, item{msg: msg, refs: w.refs, window: true, rows: rows})
+	b.mu.ready = append(b.mu.ready, it)
 }
 
 // ReadBatch hands out fired results and passthrough records, in firing
@@ -553,10 +594,17 @@ func (b *Buffer) fireLocked(w *window, acks *acker) {
 func (b *Buffer) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
 	b.mu.Lock()
 	for {
-		if len(b.mu.ready) > 0 {
+		// With exactly-once results, one batch at a time: results reach
+		// the output's transactions in window order (see PrepareResults).
+		if len(b.mu.ready) > 0 && (b.mu.inflight == 0 || !b.tokensLocked()) {
 			n := min(len(b.mu.ready), maxReadBatch)
 			items := make([]item, n)
 			copy(items, b.mu.ready)
+			for _, it := range items {
+				if it.res != nil {
+					it.res.handed = true
+				}
+			}
 			clear(b.mu.ready[:n])
 			b.mu.ready = b.mu.ready[n:]
 			if len(b.mu.ready) == 0 {
@@ -636,6 +684,11 @@ func (b *Buffer) ackItems(items []item, err error) {
 			if b.mu.closed {
 				return
 			}
+			for _, it := range items {
+				if it.res != nil {
+					it.res.handed = false
+				}
+			}
 			b.mu.ready = append(items, b.mu.ready...)
 			b.notifyLocked()
 		})
@@ -647,6 +700,11 @@ func (b *Buffer) ackItems(items []item, err error) {
 		if it.window {
 			b.mu.heldWins--
 			b.mu.heldRows -= it.rows
+		}
+		if it.res != nil {
+			// Settled by its transaction already, or delivered by an
+			// output that is not transactional (or filtered out).
+			b.settleLocked(it.res.seq)
 		}
 		b.releaseLocked(it.refs, &acks)
 	}

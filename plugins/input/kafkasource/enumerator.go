@@ -78,6 +78,9 @@ type split struct {
 	stop int64
 	// reader is the index of the reader that fetches the split.
 	reader int
+	// meta is the metadata of the committed offset ("" if none): window
+	// state when an exactly-once event_window pipeline committed it.
+	meta string
 }
 
 // noStop is the stop offset of an unbounded split.
@@ -186,6 +189,7 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 	splits := make([]split, 0, len(tps))
 	for _, tp := range tps {
 		r := partitionRange{committed: -1, specified: -1}
+		meta := ""
 		if o, ok := committed.Lookup(tp.topic, tp.partition); ok {
 			if o.Err != nil {
 				errs = append(errs, fmt.Errorf("committed offset of consumer group %q for topic %q partition %d: %w",
@@ -195,6 +199,7 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 			if o.At >= 0 {
 				r.committed = o.At
 			}
+			meta = o.Metadata
 		}
 		var ok bool
 		if r.logStart, ok = lookupOffset(starts, tp); !ok {
@@ -225,7 +230,7 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 		if !ok {
 			stop = resolveStop(c, tp, r, stopTs)
 		}
-		splits = append(splits, split{tp: tp, start: start, committed: r.committed, stop: stop, reader: c.readerOf(tp)})
+		splits = append(splits, split{tp: tp, start: start, committed: r.committed, stop: stop, reader: c.readerOf(tp), meta: meta})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

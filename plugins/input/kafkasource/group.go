@@ -72,11 +72,12 @@ func (sess *session) onAssigned(i int) func(context.Context, *kgo.Client, map[st
 		for t, ps := range assigned {
 			for _, p := range ps {
 				tp := topicPartition{topic: t, partition: p}
-				start := int64(-1)
+				start, meta := int64(-1), ""
 				if o, ok := committed.Lookup(t, p); ok && o.Err == nil && o.At >= 0 {
-					start = o.At
+					start, meta = o.At, o.Metadata
 				}
 				sess.mu.tracker.addPartition(tp, start, start, noStop)
+				sess.restoreWindowsLocked(tp, meta)
 				sess.wmAddLocked(tp)
 				sess.owner[tp] = i
 				tps = append(tps, tp)

@@ -358,6 +358,33 @@ func (t *offsetTracker) prepareTxn(ps map[topicPartition][]int64) (pos map[topic
 	return out, nil
 }
 
+// markTxn marks tp as committed by an exactly-once sink's transactions.
+func (t *offsetTracker) markTxn(tp topicPartition) {
+	if po := t.parts[tp]; po != nil {
+		po.txn = true
+	}
+}
+
+// prepareWindows returns, for every tracked partition whose position is
+// known, the offset a transaction of window results commits (the commit
+// position, never below what is committed) and the fetch position, and
+// marks the partitions txn. Unlike prepareTxn, no record counts as done:
+// the records of the windows in the transaction stay unacknowledged until
+// it commits, and the committed window state makes their replays skip.
+func (t *offsetTracker) prepareWindows() (pos, readEnd map[topicPartition]int64) {
+	pos = make(map[topicPartition]int64, len(t.parts))
+	readEnd = make(map[topicPartition]int64, len(t.parts))
+	for tp, po := range t.parts {
+		o := max(po.commitPosition(), po.committed)
+		if o < 0 {
+			continue // group mode: nothing fetched yet, start unknown
+		}
+		po.txn = true
+		pos[tp], readEnd[tp] = o, max(po.next, o)
+	}
+	return pos, readEnd
+}
+
 // markCommitted records that offset was committed for tp.
 func (t *offsetTracker) markCommitted(tp topicPartition, offset int64) {
 	if po := t.parts[tp]; po != nil {

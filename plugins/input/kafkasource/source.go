@@ -168,7 +168,9 @@ func (s *source) Connect(ctx context.Context) error {
 	sess.mu.Lock() // not started yet: uncontended
 	for _, sp := range splits {
 		sess.owner[sp.tp] = sp.reader
-		if sess.mu.tracker.addPartition(sp.tp, sp.start, sp.committed, sp.stop) {
+		finishedAlready := sess.mu.tracker.addPartition(sp.tp, sp.start, sp.committed, sp.stop)
+		sess.restoreWindowsLocked(sp.tp, sp.meta)
+		if finishedAlready {
 			finished++
 			s.log.Debugf("kafka_source: topic %s partition %d has nothing to read before its stop offset %d (start %d)", sp.tp.topic, sp.tp.partition, sp.stop, sp.start)
 			continue
@@ -359,6 +361,10 @@ type session struct {
 
 	// wm is the watermark state, nil without a watermark.
 	wm *sessionWatermarks
+
+	// restored is the window state read from the committed offsets'
+	// metadata (see windows.go), nil if none; replaced, never changed.
+	restored atomic.Pointer[restoredWindows]
 
 	mu struct {
 		sync.Mutex

@@ -65,12 +65,33 @@ func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, 
 	if len(pos) == 0 {
 		return nil, nil
 	}
-	if sess.conf.Assignment != AssignmentGroup {
-		c := txnoffsets.Commit{Member: txnoffsets.NoMember, Offsets: make(map[txnoffsets.TopicPartition]int64, len(pos))}
-		for tp, o := range pos {
-			c.Offsets[txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition}] = o
+	return sess.commitsLocked(pos, nil)
+}
+
+// commitsLocked groups the offsets pos (with their metadata, if any) into
+// commits per group member: one NoMember commit outside group mode, else
+// one per reader that owns a partition. Called with mu held.
+func (sess *session) commitsLocked(pos map[topicPartition]int64, meta map[topicPartition]string) ([]txnoffsets.Commit, error) {
+	newCommit := func(m txnoffsets.Member) *txnoffsets.Commit {
+		c := &txnoffsets.Commit{Member: m, Offsets: map[txnoffsets.TopicPartition]int64{}}
+		if meta != nil {
+			c.Metadata = map[txnoffsets.TopicPartition]string{}
 		}
-		return []txnoffsets.Commit{c}, nil
+		return c
+	}
+	add := func(c *txnoffsets.Commit, tp topicPartition, o int64) {
+		k := txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition}
+		c.Offsets[k] = o
+		if m, ok := meta[tp]; ok {
+			c.Metadata[k] = m
+		}
+	}
+	if sess.conf.Assignment != AssignmentGroup {
+		c := newCommit(txnoffsets.NoMember)
+		for tp, o := range pos {
+			add(c, tp, o)
+		}
+		return []txnoffsets.Commit{*c}, nil
 	}
 	by := map[int]*txnoffsets.Commit{}
 	for tp, o := range pos {
@@ -81,10 +102,10 @@ func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, 
 		c := by[r]
 		if c == nil {
 			id, gen := sess.clients[r].GroupMetadata()
-			c = &txnoffsets.Commit{Member: txnoffsets.Member{ID: id, Generation: gen}, Offsets: map[txnoffsets.TopicPartition]int64{}}
+			c = newCommit(txnoffsets.Member{ID: id, Generation: gen})
 			by[r] = c
 		}
-		c.Offsets[txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition}] = o
+		add(c, tp, o)
 	}
 	readers := make([]int, 0, len(by))
 	for r := range by {

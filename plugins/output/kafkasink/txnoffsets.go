@@ -81,18 +81,47 @@ type txnSource struct {
 	commits []txnoffsets.Commit
 }
 
+// txnEmitter is one emitter's part of a transaction: the sequence numbers of
+// its results, and the commits its sources prepared for them.
+type txnEmitter struct {
+	em      txnoffsets.Emitter
+	seqs    []uint64
+	sources []*txnSource
+}
+
+// txnPairing is what a transaction commits besides its records.
+type txnPairing struct {
+	sources  []*txnSource
+	emitters []*txnEmitter
+}
+
 // pairedOrigins returns the origins of the written messages of batch (those
 // with a record and no error), per source on the same cluster as the sink,
-// in order of first appearance. A source on another cluster is not paired:
-// the batch is committed without its offsets (the source commits them
-// after the acknowledgement), which is logged once per source.
-func (s *Sink) pairedOrigins(batch service.MessageBatch, recs []*kgo.Record, errs []error) []*txnSource {
+// in order of first appearance, and the results of emitters (window
+// results, see txnoffsets.Emitter). A source on another cluster is not
+// paired: the batch is committed without its offsets (the source commits
+// them after the acknowledgement), which is logged once per source.
+func (s *Sink) pairedOrigins(batch service.MessageBatch, recs []*kgo.Record, errs []error) *txnPairing {
 	var (
-		out []*txnSource
-		by  map[txnoffsets.Source]*txnSource
+		out  txnPairing
+		by   map[txnoffsets.Source]*txnSource
+		byEm map[txnoffsets.Emitter]*txnEmitter
 	)
 	for i, m := range batch {
 		if recs[i] == nil || errs[i] != nil {
+			continue
+		}
+		if r, ok := txnoffsets.ResultFromContext(m.Context()); ok {
+			te := byEm[r.Emitter]
+			if te == nil {
+				if byEm == nil {
+					byEm = map[txnoffsets.Emitter]*txnEmitter{}
+				}
+				te = &txnEmitter{em: r.Emitter}
+				byEm[r.Emitter] = te
+				out.emitters = append(out.emitters, te)
+			}
+			te.seqs = append(te.seqs, r.Seq)
 			continue
 		}
 		o, ok := txnoffsets.FromContext(m.Context())
@@ -106,11 +135,11 @@ func (s *Sink) pairedOrigins(batch service.MessageBatch, recs []*kgo.Record, err
 			}
 			ts = &txnSource{src: o.Source}
 			by[o.Source] = ts
-			out = append(out, ts)
+			out.sources = append(out.sources, ts)
 		}
 		ts.origins = append(ts.origins, o)
 	}
-	return out
+	return &out
 }
 
 // paired reports whether src reads the sink's cluster; the answer is kept
@@ -135,12 +164,38 @@ func (s *Sink) paired(src txnoffsets.Source) bool {
 	return ok
 }
 
-// commitOffsetsInTxn adds each source's offsets for the written records to
-// the open transaction. Any error means the transaction must abort: a
-// refused TxnOffsetCommit does not fail the client, and committing the
-// records without their offsets would duplicate them after a restart.
-func (s *Sink) commitOffsetsInTxn(ctx context.Context, cl *kgo.Client, sources []*txnSource) error {
-	if len(sources) == 0 {
+// commitOffsetsInTxn adds each source's offsets for the written records,
+// and each emitter's sources' offsets for its results, to the open
+// transaction. Any error means the transaction must abort: a refused
+// TxnOffsetCommit does not fail the client, and committing the records
+// without their offsets would duplicate them after a restart.
+func (s *Sink) commitOffsetsInTxn(ctx context.Context, cl *kgo.Client, p *txnPairing) error {
+	if len(p.sources) == 0 && len(p.emitters) == 0 {
+		return nil
+	}
+	for _, ts := range p.sources {
+		commits, err := ts.src.Prepare(ts.origins)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrOffsetsNotCommitted, err)
+		}
+		ts.commits = commits
+	}
+	for _, te := range p.emitters {
+		scs, err := te.em.PrepareResults(te.seqs)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrOffsetsNotCommitted, err)
+		}
+		for _, sc := range scs {
+			if s.paired(sc.Source) {
+				te.sources = append(te.sources, &txnSource{src: sc.Source, commits: sc.Commits})
+			}
+		}
+	}
+	all := p.sources
+	for _, te := range p.emitters {
+		all = append(all, te.sources...)
+	}
+	if len(all) == 0 {
 		return nil
 	}
 	id := s.cfg.TransactionalID()
@@ -151,14 +206,9 @@ func (s *Sink) commitOffsetsInTxn(ctx context.Context, cl *kgo.Client, sources [
 		return fmt.Errorf("%w: reading the producer id: %w", ErrOffsetsNotCommitted, err)
 	}
 	added := map[string]bool{}
-	for _, ts := range sources {
-		commits, err := ts.src.Prepare(ts.origins)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrOffsetsNotCommitted, err)
-		}
-		ts.commits = commits
+	for _, ts := range all {
 		group := ts.src.GroupID()
-		for _, c := range commits {
+		for _, c := range ts.commits {
 			if len(c.Offsets) == 0 {
 				continue
 			}
@@ -197,6 +247,9 @@ func (s *Sink) txnOffsetCommit(ctx context.Context, cl *kgo.Client, id string, p
 	for tp, o := range c.Offsets {
 		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 		p.Partition, p.Offset, p.LeaderEpoch = tp.Partition, o, -1
+		if m, ok := c.Metadata[tp]; ok {
+			p.Metadata = kmsg.StringPtr(m)
+		}
 		byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
 	}
 	topics := slices.Sorted(maps.Keys(byTopic))
@@ -286,8 +339,17 @@ func (s *Sink) topicIDs(ctx context.Context, cl *kgo.Client, topics []string) (m
 
 func (s *Sink) forgetTopicID(topic string) { delete(s.topicIDCache, topic) }
 
-// offsetsCommitted tells each source what its transaction committed.
-func offsetsCommitted(sources []*txnSource) {
+// offsetsCommitted tells each emitter and each source what its
+// transaction committed.
+func offsetsCommitted(p *txnPairing) {
+	for _, te := range p.emitters {
+		te.em.ResultsCommitted(te.seqs)
+		sourcesCommitted(te.sources)
+	}
+	sourcesCommitted(p.sources)
+}
+
+func sourcesCommitted(sources []*txnSource) {
 	for _, ts := range sources {
 		all := map[txnoffsets.TopicPartition]int64{}
 		for _, c := range ts.commits {

@@ -1,0 +1,169 @@
+package eventwindow
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
+)
+
+// This file makes window results exactly-once with an exactly_once
+// kafka_sink (internal/txnoffsets, "windows.go" there): results carry a
+// txnoffsets.Result token; the sink's transaction commits, with them, every
+// upstream kafka_source partition's held-back offset and the cutoff (the
+// last window in the output); after a crash the source restores the cutoff
+// and this buffer drops replayed records of windows at or before it instead
+// of emitting those windows again.
+//
+// Tumbling and sliding windows only: a session's extent depends on which of
+// its records arrived before the watermark passed them, which a replay does
+// not reproduce, so session results stay at-least-once across a crash.
+
+var _ txnoffsets.Emitter = (*Buffer)(nil)
+
+// ErrResultOrder is returned by PrepareResults when an earlier result is not
+// in the output yet: the transaction aborts and the results are retried in
+// order.
+var ErrResultOrder = errors.New("event_window: an earlier window result is not delivered yet")
+
+// pendingResult is a window result handed out for a transaction and not
+// settled (committed, or acknowledged by an output that is not
+// transactional). Guarded by mu.
+type pendingResult struct {
+	seq    uint64
+	cut    txnoffsets.Cutoff
+	handed bool // handed out by ReadBatch (not waiting in ready)
+}
+
+// tokens reports whether window results carry txnoffsets.Result tokens: the
+// window kind can be restored after a crash and records come from a
+// kafka_source. Called with mu held.
+func (b *Buffer) tokensLocked() bool {
+	return b.cfg.Kind != Session && len(b.mu.sources) > 0
+}
+
+// originLocked registers the kafka_source of msg and returns the window
+// state restored for its record. Called with mu held.
+func (b *Buffer) originLocked(msg *service.Message) (txnoffsets.Restored, bool) {
+	o, ok := txnoffsets.FromContext(msg.Context())
+	if !ok {
+		return txnoffsets.Restored{}, false
+	}
+	ws, ok := o.Source.(txnoffsets.WindowSource)
+	if !ok {
+		return txnoffsets.Restored{}, false
+	}
+	if ws != b.mu.lastSource {
+		if _, known := b.mu.sources[ws]; !known {
+			b.mu.sources[ws] = struct{}{}
+		}
+		b.mu.lastSource = ws
+	}
+	if b.cfg.Kind == Session {
+		return txnoffsets.Restored{}, false
+	}
+	r, ok := ws.Restored(txnoffsets.TopicPartition{Topic: o.Topic, Partition: o.Partition}, o.Offset)
+	if ok && (!b.mu.hasCutoff || r.Cutoff.After(b.mu.cutoff)) {
+		b.mu.cutoff, b.mu.hasCutoff = r.Cutoff, true
+		b.log.Debugf("event_window: window results up to %+v are in the output already (restored from the committed offsets)", r.Cutoff)
+	}
+	return r, ok
+}
+
+// committedLocked reports whether window (fireAt, key, start) is at or before
+// the restored cutoff: its result is in the output already.
+func (b *Buffer) committedLocked(fireAt int64, key string, start int64) bool {
+	return b.mu.hasCutoff && txnoffsets.CompareWindow(fireAt, key, start, b.mu.cutoff) <= 0
+}
+
+// PrepareResults returns the offsets and window state to commit with the
+// results seqs: every upstream kafka_source's partitions, at their held-back
+// offsets, with the cutoff of the last result. Results are handed out one
+// batch at a time, in window order, so every earlier result is settled or
+// in the batch being written; one still waiting to be handed out again (its
+// batch was refused) is an error.
+func (b *Buffer) PrepareResults(seqs []uint64) ([]txnoffsets.SourceCommit, error) {
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	last := slices.Max(seqs)
+	b.mu.Lock()
+	var cut txnoffsets.Cutoff
+	found := false
+	for _, r := range b.mu.results {
+		if r.seq > last {
+			break
+		}
+		if !r.handed {
+			b.mu.Unlock()
+			return nil, fmt.Errorf("%w: result %d waits to be handed out again, before result %d", ErrResultOrder, r.seq, last)
+		}
+		if r.seq == last {
+			cut, found = r.cut, true
+		}
+	}
+	if !found {
+		b.mu.Unlock()
+		return nil, fmt.Errorf("%w: result %d is not a pending window result of this buffer", ErrResultOrder, last)
+	}
+	sources := make([]txnoffsets.WindowSource, 0, len(b.mu.sources))
+	for s := range b.mu.sources {
+		sources = append(sources, s)
+	}
+	b.mu.Unlock()
+
+	var (
+		out   []txnoffsets.SourceCommit
+		ended []txnoffsets.WindowSource
+	)
+	for _, s := range sources {
+		commits, err := s.PrepareWindows(cut)
+		switch {
+		case errors.Is(err, txnoffsets.ErrSourceEnded):
+			ended = append(ended, s)
+		case err != nil:
+			return nil, fmt.Errorf("event_window: consumer group %q: %w", s.GroupID(), err)
+		case len(commits) > 0:
+			out = append(out, txnoffsets.SourceCommit{Source: s, Commits: commits})
+		}
+	}
+	if len(ended) > 0 {
+		b.mu.Lock()
+		for _, s := range ended {
+			delete(b.mu.sources, s)
+			if b.mu.lastSource == s {
+				b.mu.lastSource = nil
+			}
+		}
+		b.mu.Unlock()
+	}
+	return out, nil
+}
+
+// ResultsCommitted settles the results seqs: their transaction committed.
+func (b *Buffer) ResultsCommitted(seqs []uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range seqs {
+		b.settleLocked(s)
+	}
+}
+
+// settleLocked drops result seq from the pending results.
+func (b *Buffer) settleLocked(seq uint64) {
+	i, ok := slices.BinarySearchFunc(b.mu.results, seq, func(r *pendingResult, s uint64) int {
+		switch {
+		case r.seq < s:
+			return -1
+		case r.seq > s:
+			return 1
+		}
+		return 0
+	})
+	if ok {
+		b.mu.results = slices.Delete(b.mu.results, i, i+1)
+	}
+}
