@@ -678,40 +678,58 @@ func (b *Buffer) ackItems(items []item, err error) {
 		b.met.nacks.Incr(int64(len(items)))
 		b.log.Warnf("event_window: %d results not delivered, retrying in %v: %v", len(items), retryDelay, err)
 		time.AfterFunc(retryDelay, func() {
+			var acks acker
 			b.mu.Lock()
-			defer b.mu.Unlock()
 			b.mu.inflight--
 			if b.mu.closed {
+				b.mu.Unlock()
 				return
 			}
+			// Results whose transaction committed are in the output,
+			// even if another part of their batch failed (an output
+			// that splits batches): they are done, not retried.
+			retry := items[:0:0]
 			for _, it := range items {
+				if it.res != nil && it.res.committed {
+					b.doneLocked(it, &acks)
+					continue
+				}
 				if it.res != nil {
 					it.res.handed = false
 				}
+				retry = append(retry, it)
 			}
-			b.mu.ready = append(items, b.mu.ready...)
+			b.mu.ready = append(retry, b.mu.ready...)
 			b.notifyLocked()
+			b.mu.Unlock()
+			acks.run(nil)
 		})
 		return
 	}
 	var acks acker
 	b.mu.Lock()
 	for _, it := range items {
-		if it.window {
-			b.mu.heldWins--
-			b.mu.heldRows -= it.rows
-		}
-		if it.res != nil {
-			// Settled by its transaction already, or delivered by an
-			// output that is not transactional (or filtered out).
-			b.settleLocked(it.res.seq)
-		}
-		b.releaseLocked(it.refs, &acks)
+		b.doneLocked(it, &acks)
 	}
 	b.mu.inflight--
 	b.notifyLocked()
 	b.mu.Unlock()
 	acks.run(nil)
+}
+
+// doneLocked settles a delivered item: its limits and its input batches
+// are released.
+func (b *Buffer) doneLocked(it item, acks *acker) {
+	if it.window {
+		b.mu.heldWins--
+		b.mu.heldRows -= it.rows
+	}
+	if it.res != nil {
+		// Settled by its transaction already, or delivered by an output
+		// that is not transactional (or filtered out).
+		b.settleLocked(it.res.seq)
+	}
+	b.releaseLocked(it.refs, acks)
 }
 
 // EndOfInput fires every open window, in fire-time order. Benthos's input

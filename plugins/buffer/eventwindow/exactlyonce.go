@@ -33,9 +33,10 @@ var ErrResultOrder = errors.New("event_window: an earlier window result is not d
 // settled (committed, or acknowledged by an output that is not
 // transactional). Guarded by mu.
 type pendingResult struct {
-	seq    uint64
-	cut    txnoffsets.Cutoff
-	handed bool // handed out by ReadBatch (not waiting in ready)
+	seq       uint64
+	cut       txnoffsets.Cutoff
+	handed    bool // handed out by ReadBatch (not waiting in ready)
+	committed bool // its transaction committed
 }
 
 // tokens reports whether window results carry txnoffsets.Result tokens: the
@@ -148,12 +149,15 @@ func (b *Buffer) ResultsCommitted(seqs []uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, s := range seqs {
-		b.settleLocked(s)
+		if r := b.settleLocked(s); r != nil {
+			r.committed = true
+		}
 	}
 }
 
-// settleLocked drops result seq from the pending results.
-func (b *Buffer) settleLocked(seq uint64) {
+// settleLocked drops result seq from the pending results and returns it
+// (nil if it was not pending).
+func (b *Buffer) settleLocked(seq uint64) *pendingResult {
 	i, ok := slices.BinarySearchFunc(b.mu.results, seq, func(r *pendingResult, s uint64) int {
 		switch {
 		case r.seq < s:
@@ -163,7 +167,10 @@ func (b *Buffer) settleLocked(seq uint64) {
 		}
 		return 0
 	})
-	if ok {
-		b.mu.results = slices.Delete(b.mu.results, i, i+1)
+	if !ok {
+		return nil
 	}
+	r := b.mu.results[i]
+	b.mu.results = slices.Delete(b.mu.results, i, i+1)
+	return r
 }

@@ -267,3 +267,35 @@ func TestEndedSourceDropped(t *testing.T) {
 		t.Fatal("the ended source is still registered")
 	}
 }
+
+// An output that splits a batch of results over two transactions, the first
+// committed and the second aborted, gets only the uncommitted results again;
+// the committed ones are done and their inputs acknowledged.
+func TestCommittedPartOfRefusedBatchNotRetried(t *testing.T) {
+	t.Parallel()
+	b := newTestBuffer(t, eosTumbling)
+	src := &fakeWindowSource{}
+	var acks ackRecorder
+	for i, r := range []in{{`{"user":"a"}`, 1000, 0}, {`{"user":"b"}`, 1000, 0}, {`{"user":"a"}`, 12000, 10000}} {
+		if err := b.WriteBatch(context.Background(), service.MessageBatch{fromSource(src, int64(i), r)}, acks.fn(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch, ack := readResults(t, b)
+	if got := seqsOf(t, batch); !slices.Equal(got, []uint64{1, 2}) {
+		t.Fatalf("batch %v, want [1 2]", got)
+	}
+	if _, err := b.PrepareResults([]uint64{1}); err != nil {
+		t.Fatal(err)
+	}
+	b.ResultsCommitted([]uint64{1})
+	_ = ack(context.Background(), errors.New("second transaction aborted"))
+	again, _ := readResults(t, b)
+	if got := seqsOf(t, again); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("retried %v, want only the uncommitted [2]", got)
+	}
+	acks.waitAcked(t, 0) // a's [0,10s) is in the output
+	if got := acks.get(1); len(got) != 0 {
+		t.Fatal("the input of the uncommitted result was acknowledged")
+	}
+}

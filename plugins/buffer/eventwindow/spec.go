@@ -72,11 +72,18 @@ watermark advances to fire every open window.
 A processor cannot hold acknowledgements; a buffer can. An input batch is acknowledged only when every window that
 one of its records went into has fired **and** that window's result message has been acknowledged by the output. A
 crash with open windows therefore loses nothing: the input replays the records (kafka_source commits offsets only up
-to acknowledged records) and the windows are recomputed. Results are at-least-once today, whatever the output: a
-crash after a result's transaction committed but before the source committed the window's input offsets replays those
-records, and the window fires again. (Window results do not yet carry their inputs' source offsets into the sink's
-transaction, as single records from `+"`kafka_source`"+` do; an `+"`exactly_once`"+` `+"`kafka_sink`"+` still makes each
-batch of results atomic.)
+to acknowledged records) and the windows are recomputed.
+
+### Exactly-once results
+
+From `+"`kafka_source`"+` to an `+"`exactly_once`"+` `+"`kafka_sink`"+` on the same cluster, tumbling and sliding window
+results are exactly-once across crashes. Results go out in (fire time, key, start) order, one batch at a time, and the
+sink's transaction commits with them every source partition's held-back offset and the last window in the output (the
+cutoff) as offset-commit metadata. After a restart the source restores it, and this buffer drops replayed records of
+windows at or before the cutoff (`+"`event_window_replays_skipped`"+`) instead of emitting those windows again; the
+other windows are recomputed from the replay. Session windows, and errored records passed on, stay at-least-once
+across a crash (each transaction is still atomic). Leave the sink's `+"`batching`"+` unset or give it a `+"`period`"+`.
+docs/exactly-once.md has the details and limits.
 
 A result (or errored record) the output rejects (nack) is handed out again after 250ms, unchanged, until it is
 delivered; its inputs stay unacknowledged meanwhile. Nothing is dropped or recomputed while the process runs. The
