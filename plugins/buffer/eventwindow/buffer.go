@@ -123,6 +123,7 @@ type Buffer struct {
 		hasCutoff  bool
 		results    []*pendingResult
 		resultSeq  uint64
+		txnSeen    bool // PrepareResults was called: a transactional output
 	}
 }
 
@@ -594,9 +595,10 @@ func (b *Buffer) fireLocked(w *window, acks *acker) {
 func (b *Buffer) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
 	b.mu.Lock()
 	for {
-		// With exactly-once results, one batch at a time: results reach
-		// the output's transactions in window order (see PrepareResults).
-		if len(b.mu.ready) > 0 && (b.mu.inflight == 0 || !b.tokensLocked()) {
+		// Once a transactional output commits results, one batch at a
+		// time: results reach its transactions in window order (see
+		// PrepareResults).
+		if len(b.mu.ready) > 0 && (b.mu.inflight == 0 || !b.mu.txnSeen) {
 			n := min(len(b.mu.ready), maxReadBatch)
 			items := make([]item, n)
 			copy(items, b.mu.ready)
@@ -677,6 +679,13 @@ func (b *Buffer) ackItems(items []item, err error) {
 	if err != nil {
 		b.met.nacks.Incr(int64(len(items)))
 		b.log.Warnf("event_window: %d results not delivered, retrying in %v: %v", len(items), retryDelay, err)
+		b.mu.Lock()
+		for _, it := range items {
+			if it.res != nil {
+				it.res.handed = false // no later result commits before it
+			}
+		}
+		b.mu.Unlock()
 		time.AfterFunc(retryDelay, func() {
 			var acks acker
 			b.mu.Lock()
@@ -693,9 +702,6 @@ func (b *Buffer) ackItems(items []item, err error) {
 				if it.res != nil && it.res.committed {
 					b.doneLocked(it, &acks)
 					continue
-				}
-				if it.res != nil {
-					it.res.handed = false
 				}
 				retry = append(retry, it)
 			}

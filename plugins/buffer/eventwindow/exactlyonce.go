@@ -84,14 +84,17 @@ func (b *Buffer) committedLocked(fireAt int64, key string, start int64) bool {
 // results seqs: every upstream kafka_source's partitions, at their held-back
 // offsets, with the cutoff of the last result. Results are handed out one
 // batch at a time, in window order, so every earlier result is settled or
-// in the batch being written; one still waiting to be handed out again (its
-// batch was refused) is an error.
+// in the batch being written; one waiting to be handed out again (its batch
+// was refused) is an error. (Until the first call, batches may be in flight
+// together: a transactional output writes them in order, and one that fails
+// marks its results before the next is prepared.)
 func (b *Buffer) PrepareResults(seqs []uint64) ([]txnoffsets.SourceCommit, error) {
 	if len(seqs) == 0 {
 		return nil, nil
 	}
 	last := slices.Max(seqs)
 	b.mu.Lock()
+	b.mu.txnSeen = true
 	var cut txnoffsets.Cutoff
 	found := false
 	for _, r := range b.mu.results {

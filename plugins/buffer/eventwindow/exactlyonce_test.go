@@ -133,9 +133,9 @@ func TestResultsCommitWithCutoff(t *testing.T) {
 	}
 }
 
-// Results go out one batch at a time, and a refused batch is handed out
-// again before any later result: a transaction of later results while an
-// earlier one waits is refused.
+// With a transactional output, results go out one batch at a time, and a
+// refused batch is handed out again before any later result: a transaction
+// of later results while an earlier one waits is refused.
 func TestResultsInOrderOneBatchAtATime(t *testing.T) {
 	t.Parallel()
 	b := newTestBuffer(t, eosTumbling)
@@ -148,7 +148,11 @@ func TestResultsInOrderOneBatchAtATime(t *testing.T) {
 	}
 	write(0, in{`{"user":"a"}`, 1000, 0})
 	write(1, in{`{"user":"a"}`, 12000, 10000}) // fires [0,10s)
-	_, ack1 := readResults(t, b)
+	first, ack1 := readResults(t, b)
+	// A transactional output prepares it (and so shows itself).
+	if _, err := b.PrepareResults(seqsOf(t, first)); err != nil {
+		t.Fatal(err)
+	}
 	write(2, in{`{"user":"a"}`, 22000, 20000}) // fires [10s,20s)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

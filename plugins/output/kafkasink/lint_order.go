@@ -48,11 +48,41 @@ func lintPipelineOrder(root *yaml.Node) []string {
 		line, col, value)}
 }
 
+// lintWindowBatching is a `connectd lint` check over a whole config: the
+// event_window buffer hands an exactly_once kafka_sink one batch of window
+// results at a time (see the buffer's docs) and waits for its
+// acknowledgement, so a batching policy that flushes only on count or size
+// would wait for results that never come.
+func lintWindowBatching(root *yaml.Node) []string {
+	if speclint.Path(root.Content[0], "buffer.event_window") == nil {
+		return nil
+	}
+	_, sink := speclint.Find(speclint.Path(root.Content[0], "output"), "kafka_sink")
+	if sink == nil {
+		return nil
+	}
+	g := speclint.Path(sink, FieldDeliveryGuarantee)
+	if g == nil || DeliveryGuarantee(normalizeName(g.Value)) != DeliveryExactlyOnce {
+		return nil
+	}
+	key, batching := speclint.Find(sink, FieldBatching)
+	if batching == nil || speclint.Path(batching, "period") != nil {
+		return nil
+	}
+	if speclint.Path(batching, "count") == nil && speclint.Path(batching, "byte_size") == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("(%d,%d) kafka_sink: field %s: set a period (or leave %s unset) when an event_window buffer "+
+		"feeds kafka_sink with delivery_guarantee exactly_once: the buffer hands out one batch of window results at a "+
+		"time and waits for it to commit, so a count or byte_size it does not fill would wait forever",
+		key.Line, key.Column, FieldBatching, FieldBatching)}
+}
+
 func init() {
 	speclint.RegisterDocumentCheck(func(root *yaml.Node) []string {
 		if root == nil || len(root.Content) == 0 {
 			return nil
 		}
-		return lintPipelineOrder(root)
+		return append(lintPipelineOrder(root), lintWindowBatching(root)...)
 	})
 }

@@ -44,3 +44,40 @@ func TestLintPipelineOrder(t *testing.T) {
 		})
 	}
 }
+
+func TestLintWindowBatching(t *testing.T) {
+	t.Parallel()
+	const head = "input:\n  kafka_source: { seed_brokers: [ b:9092 ], topics: [ in ], consumer_group: g }\n" +
+		"buffer:\n  event_window: { type: tumbling, size: 1m, aggregates: { n: count } }\n"
+	sink := func(guarantee, batching string) string {
+		return "output:\n  kafka_sink:\n    seed_brokers: [ b:9092 ]\n    topic: out\n    delivery_guarantee: " + guarantee +
+			"\n    transactional_id_prefix: p\n" + batching
+	}
+	for _, tt := range []struct {
+		name, yaml, want string
+	}{
+		{"count without period", head + sink("exactly_once", "    batching: { count: 100 }\n"), "(11,5) kafka_sink: field batching: set a period"},
+		{"byte_size without period", head + sink("exactly_once", "    batching: { byte_size: 1000 }\n"), "field batching: set a period"},
+		{"count and period", head + sink("exactly_once", "    batching: { count: 100, period: 1s }\n"), ""},
+		{"no batching", head + sink("exactly_once", ""), ""},
+		{"at least once", head + sink("at_least_once", "    batching: { count: 100 }\n"), ""},
+		{"no event_window", "input:\n  kafka_source: { seed_brokers: [ b:9092 ], topics: [ in ], consumer_group: g }\n" +
+			sink("exactly_once", "    batching: { count: 100 }\n"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var found []string
+			for _, p := range speclint.CheckYAML([]byte(tt.yaml)) {
+				if strings.Contains(p, "field batching") {
+					found = append(found, p)
+				}
+			}
+			switch {
+			case tt.want == "" && len(found) > 0:
+				t.Fatalf("unexpected problems %q", found)
+			case tt.want != "" && (len(found) != 1 || !strings.Contains(found[0], tt.want)):
+				t.Fatalf("problems %q, want one containing %q", found, tt.want)
+			}
+		})
+	}
+}
