@@ -66,6 +66,10 @@ type item struct {
 	// res is the window result's place in the exactly-once order, nil
 	// without a txnoffsets.Result token.
 	res *pendingResult
+	// epoch is the buffer's epoch when the item was queued: an item of an
+	// earlier epoch was made from records of a kafka_source session that
+	// ended, which its successor reads again (see resetLocked).
+	epoch uint64
 }
 
 type metrics struct {
@@ -124,6 +128,8 @@ type Buffer struct {
 		results    []*pendingResult
 		resultSeq  uint64
 		txnSeen    bool // PrepareResults was called: a transactional output
+		epoch      uint64
+		nacks      acker // input batches dropped by resetLocked, to nack
 	}
 }
 
@@ -212,8 +218,11 @@ func (b *Buffer) WriteBatch(ctx context.Context, batch service.MessageBatch, ack
 	b.releaseLocked([]*batchRef{ref}, &acks)
 	b.met.open.Set(int64(len(b.mu.heap)))
 	b.notifyLocked()
+	nacks := b.mu.nacks
+	b.mu.nacks = nil
 	b.mu.Unlock()
 	acks.run(nil)
+	nacks.run(ErrSourceReconnected)
 	return nil
 }
 
@@ -224,7 +233,7 @@ func (b *Buffer) passLocked(msg *service.Message, err error, ref *batchRef) {
 	msg = msg.WithContext(txnoffsets.WithoutOrigin(msg.Context()))
 	msg.SetError(err)
 	ref.pending++
-	b.mu.ready = append(b.mu.ready, item{msg: msg, refs: []*batchRef{ref}})
+	b.mu.ready = append(b.mu.ready, item{msg: msg, refs: []*batchRef{ref}, epoch: b.mu.epoch})
 }
 
 func metaInt(msg *service.Message, key string) (int64, bool, error) {
@@ -578,10 +587,10 @@ func (b *Buffer) fireLocked(w *window, acks *acker) {
 	msg.MetaSetMut(MetaWindowStart, w.start)
 	msg.MetaSetMut(MetaWindowEnd, w.end)
 	msg.MetaSetMut(MetaEventTime, w.end-1)
-	it := item{msg: msg, refs: w.refs, window: true, rows: rows}
+	it := item{msg: msg, refs: w.refs, window: true, rows: rows, epoch: b.mu.epoch}
 	if b.tokensLocked() {
 		b.mu.resultSeq++
-		it.res = &pendingResult{seq: b.mu.resultSeq, cut: txnoffsets.Cutoff{FireAt: w.fireAt, Key: w.key, Start: w.start}}
+		it.res = &pendingResult{seq: b.mu.resultSeq, epoch: b.mu.epoch, cut: txnoffsets.Cutoff{FireAt: w.fireAt, Key: w.key, Start: w.start}}
 		b.mu.results = append(b.mu.results, it.res)
 		it.msg = msg.WithContext(txnoffsets.WithResult(msg.Context(), txnoffsets.Result{Emitter: b, Seq: it.res.seq}))
 	}
@@ -697,18 +706,25 @@ func (b *Buffer) ackItems(items []item, err error) {
 			// Results whose transaction committed are in the output,
 			// even if another part of their batch failed (an output
 			// that splits batches): they are done, not retried.
+			// Items of an earlier epoch are dropped: the new kafka_source
+			// session reads their records again.
 			retry := items[:0:0]
+			var nacks acker
 			for _, it := range items {
-				if it.res != nil && it.res.committed {
+				switch {
+				case it.res != nil && it.res.committed:
 					b.doneLocked(it, &acks)
-					continue
+				case it.epoch != b.mu.epoch:
+					b.dropItemLocked(it, &nacks)
+				default:
+					retry = append(retry, it)
 				}
-				retry = append(retry, it)
 			}
 			b.mu.ready = append(retry, b.mu.ready...)
 			b.notifyLocked()
 			b.mu.Unlock()
 			acks.run(nil)
+			nacks.run(ErrSourceReconnected)
 		})
 		return
 	}

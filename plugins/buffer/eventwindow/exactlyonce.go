@@ -3,6 +3,7 @@ package eventwindow
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -29,11 +30,17 @@ var _ txnoffsets.Emitter = (*Buffer)(nil)
 // order.
 var ErrResultOrder = errors.New("event_window: an earlier window result is not delivered yet")
 
+// ErrSourceReconnected nacks the input batches, and refuses the results, of
+// a kafka_source session that ended: the session that replaces it reads
+// their records again, and the windows are recomputed from those.
+var ErrSourceReconnected = errors.New("event_window: the kafka_source reconnected; its windows are recomputed from the records it reads again")
+
 // pendingResult is a window result handed out for a transaction and not
 // settled (committed, or acknowledged by an output that is not
 // transactional). Guarded by mu.
 type pendingResult struct {
 	seq       uint64
+	epoch     uint64 // the buffer epoch it was fired in
 	cut       txnoffsets.Cutoff
 	handed    bool // handed out by ReadBatch (not waiting in ready)
 	committed bool // its transaction committed
@@ -59,6 +66,11 @@ func (b *Buffer) originLocked(msg *service.Message) (txnoffsets.Restored, bool) 
 	}
 	if ws != b.mu.lastSource {
 		if _, known := b.mu.sources[ws]; !known {
+			for old := range b.mu.sources {
+				if old.GroupID() == ws.GroupID() {
+					b.resetLocked(old)
+				}
+			}
 			b.mu.sources[ws] = struct{}{}
 		}
 		b.mu.lastSource = ws
@@ -100,6 +112,10 @@ func (b *Buffer) PrepareResults(seqs []uint64) ([]txnoffsets.SourceCommit, error
 	for _, r := range b.mu.results {
 		if r.seq > last {
 			break
+		}
+		if r.epoch != b.mu.epoch && slices.Contains(seqs, r.seq) {
+			b.mu.Unlock()
+			return nil, fmt.Errorf("%w: result %d", ErrSourceReconnected, r.seq)
 		}
 		if !r.handed {
 			b.mu.Unlock()
@@ -154,6 +170,58 @@ func (b *Buffer) ResultsCommitted(seqs []uint64) {
 	for _, s := range seqs {
 		if r := b.settleLocked(s); r != nil {
 			r.committed = true
+		}
+	}
+}
+
+// resetLocked starts a new epoch when a kafka_source session (old) was
+// replaced by a new one of the same consumer group, which resumes at the
+// held-back offsets: the records of every open window, unsent result and
+// errored record are read again, so all of these are dropped and their input
+// batches nacked, and the watermark starts again; results in flight are
+// refused by PrepareResults and dropped when nacked. Windows whose results
+// are committed are known by the cutoff the new session restores. Called
+// with mu held.
+func (b *Buffer) resetLocked(old txnoffsets.WindowSource) {
+	b.log.Warnf("event_window: the kafka_source of consumer group %q reconnected: dropping %d open windows and %d unsent results, which are recomputed from the records it reads again",
+		old.GroupID(), len(b.mu.heap), len(b.mu.ready))
+	delete(b.mu.sources, old)
+	b.mu.epoch++
+	for _, w := range b.mu.heap {
+		b.mu.heldRows -= len(w.rows)
+		b.dropRefsLocked(w.refs, &b.mu.nacks)
+	}
+	b.mu.heap = b.mu.heap[:0]
+	clear(b.mu.windows)
+	clear(b.mu.sessions)
+	for _, it := range b.mu.ready {
+		b.dropItemLocked(it, &b.mu.nacks)
+	}
+	b.mu.ready = nil
+	b.mu.watermark = math.MinInt64
+	b.met.open.Set(0)
+}
+
+// dropItemLocked discards an item that was not delivered: its limits are
+// released, its input batches nacked (through nacks).
+func (b *Buffer) dropItemLocked(it item, nacks *acker) {
+	if it.window {
+		b.mu.heldWins--
+		b.mu.heldRows -= it.rows
+	}
+	if it.res != nil {
+		b.settleLocked(it.res.seq)
+	}
+	b.dropRefsLocked(it.refs, nacks)
+}
+
+// dropRefsLocked nacks the input batches of refs (once each).
+func (b *Buffer) dropRefsLocked(refs []*batchRef, nacks *acker) {
+	for _, r := range refs {
+		if !r.done {
+			r.done = true
+			delete(b.mu.live, r)
+			*nacks = append(*nacks, r.ack)
 		}
 	}
 }

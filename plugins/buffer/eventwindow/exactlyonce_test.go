@@ -303,3 +303,53 @@ func TestCommittedPartOfRefusedBatchNotRetried(t *testing.T) {
 		t.Fatal("the input of the uncommitted result was acknowledged")
 	}
 }
+
+// When the kafka_source reconnects (a new session of the same group), it
+// reads again from the held-back offsets: the buffer drops what the old
+// session's records built (open windows, unsent and in-flight results),
+// nacks their input, and computes the windows from the new session alone.
+func TestSourceReconnectRecomputes(t *testing.T) {
+	t.Parallel()
+	b := newTestBuffer(t, eosTumbling)
+	old, renewed := &fakeWindowSource{}, &fakeWindowSource{}
+	var acks ackRecorder
+	write := func(i int, src *fakeWindowSource, r in) {
+		t.Helper()
+		if err := b.WriteBatch(context.Background(), service.MessageBatch{fromSource(src, int64(i), r)}, acks.fn(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, old, in{`{"user":"a"}`, 1000, 0})
+	write(1, old, in{`{"user":"a"}`, 12000, 10000}) // fires a [0,10s)
+	inflight, ack := readResults(t, b)
+	write(2, old, in{`{"user":"b"}`, 13000, 10000}) // open [10s,20s)
+
+	// The new session reads everything again, from offset 0.
+	write(10, renewed, in{`{"user":"a"}`, 1000, 0})
+	for _, i := range []int{1, 2} {
+		if got := acks.get(i); len(got) != 1 || !errors.Is(got[0], ErrSourceReconnected) {
+			t.Fatalf("old input %d: acks %v, want one ErrSourceReconnected nack", i, got)
+		}
+	}
+	if _, err := b.PrepareResults(seqsOf(t, inflight)); !errors.Is(err, ErrSourceReconnected) {
+		t.Fatalf("PrepareResults of the old session's result = %v, want ErrSourceReconnected", err)
+	}
+	_ = ack(context.Background(), errors.New("transaction aborted"))
+	write(11, renewed, in{`{"user":"a"}`, 12000, 10000})
+	write(12, renewed, in{`{"user":"b"}`, 13000, 10000})
+	res, errs := drain(t, b)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	want := []result{
+		{"key": "a", "window_start_ms": 0.0, "window_end_ms": 10000.0, "n": 1.0},
+		{"key": "a", "window_start_ms": 10000.0, "window_end_ms": 20000.0, "n": 1.0},
+		{"key": "b", "window_start_ms": 10000.0, "window_end_ms": 20000.0, "n": 1.0},
+	}
+	if got := decode(t, res); !reflect.DeepEqual(got, want) {
+		t.Fatalf("results:\n got %v\nwant %v (each record once)", got, want)
+	}
+	if got := acks.get(0); len(got) != 1 || !errors.Is(got[0], ErrSourceReconnected) {
+		t.Fatalf("old input 0: acks %v, want the nack of its dropped result", got)
+	}
+}
