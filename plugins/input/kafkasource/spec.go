@@ -260,6 +260,12 @@ commits this group's offsets is open (a killed sink), reading waits, up to 2 min
 ends it. In group mode, a revoked partition is released only after its records in flight were
 acknowledged or rejected (at most 45s), so that a transaction in flight ends first.
 
+Through an `+"`event_window`"+` buffer, the sink's transactions commit every partition of this input with window
+state in the offset-commit metadata (the last window in the output and the read position); at the next start
+this input reads it back, so that the buffer drops replayed records of windows already in the output
+(docs/exactly-once.md). Such partitions are then committed only by the sink's transactions while their records
+are in flight: to reuse the consumer group for another pipeline, reset its offsets first.
+
 Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, which bounds memory.
 
 Transaction control markers (and, under `+"`read_committed`"+`, records of aborted transactions) are never
