@@ -149,15 +149,24 @@ func kcatAll(t *testing.T, kcat, brokers, topic string) [][]byte {
 	return values
 }
 
-// eosProcess runs config/eos_copy.yaml.
+// eosProcess is one `connectd run` of a config, its output captured.
 type eosProcess struct {
 	cmd  *exec.Cmd
 	logs *lockedBuffer
 }
 
+// startEOSCopy runs config/eos_copy.yaml.
 func startEOSCopy(t *testing.T, env ...string) *eosProcess {
 	t.Helper()
-	cmd := exec.Command(connectdBin(t), "run", "config/eos_copy.yaml")
+	return startConnectd(t, "config/eos_copy.yaml", env...)
+}
+
+// startConnectd runs `connectd run config` from the module root, with env
+// added to the test's environment; the process is killed at cleanup if it
+// still runs.
+func startConnectd(t *testing.T, config string, env ...string) *eosProcess {
+	t.Helper()
+	cmd := exec.Command(connectdBin(t), "run", config)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), env...)
 	logs := &lockedBuffer{}

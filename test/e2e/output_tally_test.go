@@ -12,8 +12,12 @@ import (
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
-// outputTally consumes a topic with read_committed and counts every value.
+// outputTally consumes a topic with read_committed and counts every value,
+// by its identity.
 type outputTally struct {
+	// id gives a value's identity, what distinct counts: the value itself
+	// unless newOutputTallyBy says otherwise.
+	id func(value []byte) string
 	mu struct {
 		sync.Mutex
 		seen  map[string]int
@@ -22,7 +26,13 @@ type outputTally struct {
 }
 
 func newOutputTally() *outputTally {
-	o := &outputTally{}
+	return newOutputTallyBy(func(value []byte) string { return string(value) })
+}
+
+// newOutputTallyBy counts values by id(value), so that different values of
+// one identity (two results of one window) count as one distinct value.
+func newOutputTallyBy(id func(value []byte) string) *outputTally {
+	o := &outputTally{id: id}
 	o.mu.seen = map[string]int{}
 	return o
 }
@@ -45,7 +55,7 @@ func (o *outputTally) run(ctx context.Context, t *testing.T, brokers, topic stri
 		})
 		o.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
-			o.mu.seen[string(r.Value)]++
+			o.mu.seen[o.id(r.Value)]++
 			o.mu.total++
 		})
 		o.mu.Unlock()

@@ -1,0 +1,362 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafkatest"
+)
+
+// The input of TestWindowEOSSIGKILL: winRecords records over winKeys keys,
+// spread round-robin over winPartitions partitions. A partition's n-th
+// record has the event time winT0() + n*winStep plus a jitter in
+// [0, winJitter), so that each partition is nearly in event-time order
+// (far less than the source's max_out_of_orderness of 100ms: no record is
+// late) and the windows of winSize fire one after the other as the run goes.
+const (
+	winRecords    = 40_000
+	winKeys       = 20
+	winPartitions = 4
+	winKills      = 6
+	winStep       = 2 * time.Millisecond
+	winJitter     = 40 * time.Millisecond
+	winSize       = time.Second
+	// winSentinelKey keys one record per partition, winSentinelGap after the
+	// last data record: it moves the watermark past every data window, so
+	// they all fire, while its own window stays open (it is not checked).
+	winSentinelKey = "sentinel"
+	winSentinelGap = 10 * time.Second
+	// winSleep slows connectd down, so that a run lasts long enough (about
+	// 10s) for the kills to land while some windows have fired and others
+	// are open: 1ms on one record in four (a shorter sleep takes about 1ms
+	// all the same).
+	winSleep = `${! if @kafka_offset % 4 == 0 { "1ms" } else { "0s" } }`
+)
+
+// winT0 returns the event time of the first record of each partition: the
+// start of the previous hour, so that the windows are aligned the same way
+// in every run. Not a fixed date: the broker's retention (7 days by
+// default, checked every 5 minutes) deletes the records whose timestamps
+// are older than that, even during the test, and a restarted connectd
+// then finds nothing left to read.
+func winT0() time.Time { return time.Now().Add(-time.Hour).Truncate(time.Hour) }
+
+// windowID names a window: its key and start, Unix milliseconds.
+type windowID struct {
+	key   string
+	start int64
+}
+
+func (w windowID) String() string { return w.key + "@" + strconv.FormatInt(w.start, 10) }
+
+// windowResult is a result message of the event_window buffer, with the
+// aggregate `n: count`.
+type windowResult struct {
+	Key   string `json:"key"`
+	Start int64  `json:"window_start_ms"`
+	End   int64  `json:"window_end_ms"`
+	N     int    `json:"n"`
+}
+
+// windowTable is the count of each window.
+type windowTable map[windowID]int
+
+// windowInput builds the input records (data, then one sentinel per
+// partition) with a fixed seed, and the table of window counts they should
+// give.
+func windowInput(topic string) ([]*kgo.Record, windowTable) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := winT0()
+	expected := windowTable{}
+	recs := make([]*kgo.Record, 0, winRecords+winPartitions)
+	var last time.Time
+	for i := range winRecords {
+		p, n := i%winPartitions, i/winPartitions
+		ts := t0.Add(time.Duration(n)*winStep + time.Duration(rng.Int64N(int64(winJitter))))
+		key := fmt.Sprintf("u%02d", rng.IntN(winKeys))
+		v, _ := json.Marshal(map[string]any{"u": key, "i": i})
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(p), Key: []byte(key), Value: v, Timestamp: ts})
+		ms := ts.UnixMilli()
+		expected[windowID{key, ms - ms%winSize.Milliseconds()}]++
+		if ts.After(last) {
+			last = ts
+		}
+	}
+	for p := range winPartitions {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(p), Key: []byte(winSentinelKey),
+			Value: []byte(`{"u":"sentinel"}`), Timestamp: last.Add(winSentinelGap)})
+	}
+	return recs, expected
+}
+
+// produceWindowInput writes recs to their partitions, in order.
+func produceWindowInput(t *testing.T, brokers, topic string, recs []*kgo.Record) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := kafkatest.ProduceN(ctx, cl, int64(len(recs)), func(i int64) *kgo.Record { return recs[i] }); err != nil {
+		t.Fatalf("producing input to %s: %v", topic, err)
+	}
+}
+
+// windowConfig writes the windowed count pipeline: kafka_source with
+// watermarks, a per-record sleep, tumbling windows of winSize per record
+// key counting records, and an exactly_once kafka_sink to out.
+func windowConfig(t *testing.T, brokers, in, out, group, txnPrefix string) string {
+	t.Helper()
+	return writeFile(t, "window_eos.yaml", fmt.Sprintf(`
+http:
+  enabled: false
+# The open window of the sentinels holds their acknowledgements: a stop
+# would wait for them until the end of this timeout.
+shutdown_timeout: 3s
+logger:
+  level: warn
+input:
+  kafka_source:
+    seed_brokers: [ %[1]q ]
+    topics: [ %[2]q ]
+    consumer_group: %[4]q
+    start_from: committed
+    committed_fallback: earliest
+    commit_period: 200ms
+    # A reader per partition, so that the partitions are delivered side by
+    # side: one reader hands out what it fetched a partition after the
+    # other, and the combined watermark (the minimum over the partitions)
+    # did not move until nearly all the input was in.
+    readers: %[8]d
+    watermark:
+      max_out_of_orderness: 100ms
+  processors:
+    - sleep:
+        duration: '%[6]s'
+buffer:
+  event_window:
+    type: tumbling
+    size: %[7]s
+    key: ${! @kafka_key }
+    aggregates:
+      n: count
+pipeline:
+  threads: 1
+output:
+  kafka_sink:
+    seed_brokers: [ %[1]q ]
+    topic: %[3]q
+    key: ${! @window_key }
+    delivery_guarantee: exactly_once
+    transactional_id_prefix: %[5]q
+`, brokers, in, out, group, txnPrefix, winSleep, winSize, winPartitions))
+}
+
+// differing counts the windows that a and b do not both hold with the same
+// count.
+func differing(a, b windowTable) int {
+	n := 0
+	for id, count := range a {
+		if c, ok := b[id]; !ok || c != count {
+			n++
+		}
+	}
+	for id := range b {
+		if _, ok := a[id]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// windowKeyOf is the identity of a window result for an outputTally: its
+// window, whatever its count.
+func windowKeyOf(value []byte) string {
+	var r windowResult
+	if err := json.Unmarshal(value, &r); err != nil || r.Key == "" {
+		return string(value)
+	}
+	return windowID{r.Key, r.Start}.String()
+}
+
+// windowCheck counts what a reader saw against the expected table.
+// duplicates counts the results beyond the first of a window; wrong, the
+// results of an expected window with another count (or end).
+type windowCheck struct {
+	total, distinct, duplicates, missing, wrong, extra int
+	// table is each window's last count, in read order.
+	table windowTable
+}
+
+func (c windowCheck) ok() bool {
+	return c.duplicates == 0 && c.missing == 0 && c.wrong == 0 && c.extra == 0
+}
+
+// checkWindows parses the result values, leaving the sentinel's window out,
+// and checks them against expected.
+func checkWindows(t *testing.T, values [][]byte, expected windowTable) windowCheck {
+	t.Helper()
+	c := windowCheck{table: windowTable{}}
+	seen := map[windowID]int{}
+	for _, raw := range values {
+		var r windowResult
+		if err := json.Unmarshal(raw, &r); err != nil || r.Key == "" {
+			t.Fatalf("unexpected output record %q: %v", raw, err)
+		}
+		if r.Key == winSentinelKey {
+			continue
+		}
+		id := windowID{r.Key, r.Start}
+		c.total++
+		seen[id]++
+		c.table[id] = r.N
+		want, ok := expected[id]
+		switch {
+		case !ok:
+			c.extra++
+		case r.N != want || r.End != r.Start+winSize.Milliseconds():
+			c.wrong++
+		}
+		if seen[id] > 1 {
+			c.duplicates++
+		}
+	}
+	c.distinct = len(seen)
+	for id := range expected {
+		if seen[id] == 0 {
+			c.missing++
+		}
+	}
+	return c
+}
+
+// verifyWindows reads out with franz-go and kcat, both read_committed, logs
+// the counts and fails unless each reader sees every expected window once,
+// with its expected count, and nothing else. It returns franz-go's table.
+func verifyWindows(t *testing.T, brokers, kcat, out, what string, expected windowTable) windowTable {
+	t.Helper()
+	var table windowTable
+	for _, reader := range []struct {
+		name string
+		read func() [][]byte
+	}{
+		{"franz-go read_committed", func() [][]byte { return readAllCommitted(t, brokers, out) }},
+		{"kcat read_committed", func() [][]byte { return kcatAll(t, kcat, brokers, out) }},
+	} {
+		c := checkWindows(t, reader.read(), expected)
+		t.Logf("%s, %s: windows expected %d, results %d, distinct %d, duplicates %d, missing %d, wrong %d, extra %d",
+			what, reader.name, len(expected), c.total, c.distinct, c.duplicates, c.missing, c.wrong, c.extra)
+		if !c.ok() || !maps.Equal(c.table, expected) {
+			t.Errorf("%s, %s: the window results are not exactly the expected ones, once each", what, reader.name)
+		}
+		if table == nil {
+			table = c.table
+		}
+	}
+	return table
+}
+
+// windowRun is one pipeline (its output topic, group and transactional ids)
+// and the read_committed tally of its output, by window.
+type windowRun struct {
+	out   string
+	conf  string
+	tally *outputTally
+}
+
+// newWindowRun creates the output topic of a run and starts tallying it
+// until the test ends.
+func newWindowRun(t *testing.T, brokers, in, name string) *windowRun {
+	t.Helper()
+	out := kafkatest.NewTopic(t, brokers, "e2e-window-out-"+name, winPartitions)
+	r := &windowRun{
+		out:   out,
+		conf:  windowConfig(t, brokers, in, out, out+"-g", out),
+		tally: newOutputTallyBy(windowKeyOf),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); r.tally.run(ctx, t, brokers, out) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return r
+}
+
+// TestWindowEOSSIGKILL: a windowed count (event_window, tumbling 1s windows
+// per key, kafka_source watermarks, exactly_once kafka_sink) over 40,000
+// timestamped records, run once uninterrupted and once SIGKILLed six times
+// at random instants while windows are open and restarted: read_committed
+// franz-go and kcat consumers see, for both runs, every window's result
+// once, with the count computed from the input, and nothing else.
+func TestWindowEOSSIGKILL(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Broker(t)
+	kcat := kafkatest.Kcat(t)
+	in := kafkatest.NewTopic(t, brokers, "e2e-window-in", winPartitions)
+	recs, expected := windowInput(in)
+	produceWindowInput(t, brokers, in, recs)
+	a := newWindowRun(t, brokers, in, "a")
+	b := newWindowRun(t, brokers, in, "b")
+	if out, code := runCLI(t, 60*time.Second, "lint", a.conf); code != 0 {
+		t.Fatalf("connectd lint %s: exit %d\n%s", a.conf, code, out)
+	}
+	want := len(expected)
+	begin := time.Now()
+
+	// Run A, uninterrupted.
+	p := startConnectd(t, a.conf)
+	waitTotal(t, a.tally, want, time.Minute, p)
+	p.stop()
+	t.Logf("uninterrupted run: %d windows in %v", want, time.Since(begin).Round(time.Millisecond))
+
+	// Run B: each kill comes after a random delay, and not before the run
+	// added a window (so that every run makes progress and no kill lands
+	// before the first window fired).
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("random seed %d", seed)
+	begin = time.Now()
+	kills, midStream := 0, 0
+	for k := 1; k <= winKills; k++ {
+		before, _ := b.tally.counts()
+		if before >= want {
+			t.Logf("output complete after %d SIGKILLs", k-1)
+			break
+		}
+		p := startConnectd(t, b.conf)
+		time.Sleep(700*time.Millisecond + time.Duration(rng.IntN(1800))*time.Millisecond)
+		waitTotal(t, b.tally, before+1, time.Minute, p)
+		p.kill()
+		kills++
+		distinct, total := b.tally.counts()
+		t.Logf("SIGKILL %d at %v: %d of %d windows, %d results committed", k, time.Since(begin).Round(time.Millisecond), distinct, want, total)
+		if distinct < want {
+			midStream++
+		}
+	}
+	p = startConnectd(t, b.conf)
+	waitTotal(t, b.tally, want, time.Minute, p)
+	time.Sleep(2 * time.Second) // results of windows that fire again, if any
+	p.stop()
+	if midStream == 0 {
+		t.Errorf("no SIGKILL landed while windows were open: the run was too fast for the kills")
+	}
+
+	tableA := verifyWindows(t, brokers, kcat, a.out, "uninterrupted run", expected)
+	tableB := verifyWindows(t, brokers, kcat, b.out, fmt.Sprintf("after %d SIGKILLs (%d mid-stream)", kills, midStream), expected)
+	if n := differing(tableA, tableB); n > 0 {
+		t.Errorf("the killed run's counts differ from the uninterrupted run's in %d windows", n)
+	}
+}
