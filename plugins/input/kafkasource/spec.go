@@ -362,8 +362,9 @@ the record that carries it). A processor that drops that message drops the end-o
 its last record was delivered, no message carries it: set the buffer's `+"`flush_after_idle`"+`.
 
 Cost: the two keys take a message past eight metadata keys with the default `+"`metadata_keys`"+`, which moves Benthos's
-metadata map out of its small form; list fewer `+"`metadata_keys`"+` where throughput matters
-(`+"`BenchmarkWatermarkStamp`"+`, and the watermark row of `+"`make bench`"+`).
+metadata map out of its small form: 31% fewer records/s in docs/benchmarks.md. With six `+"`metadata_keys`"+` (eight
+keys in all) watermarks cost nothing measurable against the default without them; list fewer `+"`metadata_keys`"+`
+where throughput matters (`+"`BenchmarkWatermarkStamp`"+`, and the watermark rows of `+"`make bench`"+`).
 
 Alignment (`+"`watermark.alignment`"+`) pauses fetching a partition more than `+"`max_drift`"+` ahead of its group's minimum; a
 partition paused for `+"`checkpoint_limit`"+` and for alignment is resumed only when neither holds it.
