@@ -84,8 +84,6 @@ func runConnectd(ctx context.Context, bin, yaml string, env []string, done *rege
 	return result{}, "", fmt.Errorf("connectd did not count %d records in 10m", records)
 }
 
-func scrapeReceived(url string) int64 { return sumMetric(receivedRe, scrape(url)) }
-
 // scrape returns the body of a /metrics page, or "" if it is not up yet.
 func scrape(url string) string {
 	resp, err := http.Get(url)
