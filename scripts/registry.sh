@@ -116,10 +116,13 @@ cmd_up() {
   rm -rf "$DATA"
   mkdir -p "$DATA"
   nohup "$BIN" -addr "$HOST:$PORT" >"$LOGFILE" 2>&1 &
-  echo $! >"$PIDFILE"
+  local pid=$!
+  echo "$pid" >"$PIDFILE"
   local deadline=$((SECONDS + START_TIMEOUT))
   until healthy; do
-    if ! our_pid >/dev/null; then
+    # kill -0, not our_pid: until the forked shell has exec'd the server,
+    # its command line is still this script's.
+    if ! kill -0 "$pid" 2>/dev/null; then
       tail -n 20 "$LOGFILE" >&2 || true
       die "the registry exited before answering (log: $LOGFILE)"
     fi
