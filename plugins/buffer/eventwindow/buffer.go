@@ -76,6 +76,7 @@ type metrics struct {
 	open, watermark                        *service.MetricGauge
 	fired, lateDropped, lateErrored, nacks *service.MetricCounter
 	badRecords, replaysSkipped             *service.MetricCounter
+	replayedWindows                        *service.MetricCounter
 }
 
 func newMetrics(m *service.Metrics) metrics {
@@ -90,6 +91,9 @@ func newMetrics(m *service.Metrics) metrics {
 		// Records read again after a restart whose windows are in the
 		// output already (exactly-once results).
 		replaysSkipped: m.NewCounter("event_window_replays_skipped"),
+		// Sessions rebuilt from replayed records whose results are in
+		// the output already.
+		replayedWindows: m.NewCounter("event_window_replayed_sessions_dropped"),
 	}
 }
 
@@ -551,6 +555,14 @@ func (b *Buffer) fireLocked(w *window, acks *acker) {
 		}
 	default:
 		delete(b.mu.windows, winID{w.key, w.start})
+	}
+	if b.cfg.Kind == Session && b.sessionCommittedLocked(w) {
+		// Rebuilt from replayed records after a restart: the session's
+		// result is in the output already.
+		b.met.replayedWindows.Incr(1)
+		b.mu.heldRows -= len(w.rows)
+		b.releaseLocked(w.refs, acks)
+		return
 	}
 	b.met.fired.Incr(1)
 

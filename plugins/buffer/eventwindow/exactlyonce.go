@@ -19,9 +19,14 @@ import (
 // and this buffer drops replayed records of windows at or before it instead
 // of emitting those windows again.
 //
-// Tumbling and sliding windows only: a session's extent depends on which of
-// its records arrived before the watermark passed them, which a replay does
-// not reproduce, so session results stay at-least-once across a crash.
+// Tumbling and sliding windows are known by their key and start, so a
+// replayed record of a window at or before the cutoff is dropped as it
+// arrives. A session is known only once it fires: the replay rebuilds the
+// sessions from the records read again (every record of a session that was
+// open at the commit is among them, since its records held the offsets
+// back), and a session that fires at or before the cutoff (by fire time and
+// key: two sessions of one key never end together) is a part of one in the
+// output already, and is dropped instead of emitted.
 
 var _ txnoffsets.Emitter = (*Buffer)(nil)
 
@@ -46,11 +51,10 @@ type pendingResult struct {
 	committed bool // its transaction committed
 }
 
-// tokens reports whether window results carry txnoffsets.Result tokens: the
-// window kind can be restored after a crash and records come from a
-// kafka_source. Called with mu held.
+// tokens reports whether window results carry txnoffsets.Result tokens:
+// records come from a kafka_source. Called with mu held.
 func (b *Buffer) tokensLocked() bool {
-	return b.cfg.Kind != Session && len(b.mu.sources) > 0
+	return len(b.mu.sources) > 0
 }
 
 // originLocked registers the kafka_source of msg and returns the window
@@ -75,9 +79,6 @@ func (b *Buffer) originLocked(msg *service.Message) (txnoffsets.Restored, bool) 
 		}
 		b.mu.lastSource = ws
 	}
-	if b.cfg.Kind == Session {
-		return txnoffsets.Restored{}, false
-	}
 	r, ok := ws.Restored(txnoffsets.TopicPartition{Topic: o.Topic, Partition: o.Partition}, o.Offset)
 	if ok && (!b.mu.hasCutoff || r.Cutoff.After(b.mu.cutoff)) {
 		b.mu.cutoff, b.mu.hasCutoff = r.Cutoff, true
@@ -90,6 +91,16 @@ func (b *Buffer) originLocked(msg *service.Message) (txnoffsets.Restored, bool) 
 // the restored cutoff: its result is in the output already.
 func (b *Buffer) committedLocked(fireAt int64, key string, start int64) bool {
 	return b.mu.hasCutoff && txnoffsets.CompareWindow(fireAt, key, start, b.mu.cutoff) <= 0
+}
+
+// sessionCommittedLocked reports whether session w is at or before the
+// restored cutoff, by fire time and key.
+func (b *Buffer) sessionCommittedLocked(w *window) bool {
+	if !b.mu.hasCutoff {
+		return false
+	}
+	c := b.mu.cutoff
+	return w.fireAt < c.FireAt || w.fireAt == c.FireAt && w.key <= c.Key
 }
 
 // PrepareResults returns the offsets and window state to commit with the

@@ -16,9 +16,9 @@ import (
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"
 )
 
-// windowPipeline is kafka_source -> event_window -> exactly-once
-// kafka_sink, counting records per key in 10s tumbling windows.
-func windowPipeline(t *testing.T, addr string) *service.Stream {
+// windowPipeline is kafka_source -> event_window (windows given by the
+// YAML lines) -> exactly-once kafka_sink, counting records per key.
+func windowPipeline(t *testing.T, addr, windows string) *service.Stream {
 	t.Helper()
 	b := service.NewStreamBuilder()
 	b.SetThreads(1)
@@ -39,8 +39,7 @@ kafka_source:
 `, addr)},
 		{b.SetBufferYAML, `
 event_window:
-  type: tumbling
-  size: 10s
+  ` + windows + `
   key: ${! @kafka_key }
   aggregates: { n: count }
 `},
@@ -117,32 +116,74 @@ func waitWindows(t *testing.T, addr string, n int) {
 // A pipeline stopped after one window result committed, while another
 // window is open, and started again: the committed window's records are
 // read again (the open window holds the committed offset back), and are
-// dropped rather than counted into a second result for that window.
+// dropped rather than counted into a second result for that window. For
+// tumbling windows and for sessions.
 func TestWindowResultsExactlyOnceAcrossRestart(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name, windows string
+		// first is read before the stop, then more; want is the output.
+		first []keyAt
+		more  keyAt
+		want  map[windowKey]int64
+	}{
+		{
+			name:    "tumbling",
+			windows: "type: tumbling\n  size: 10s",
+			// a's [0,10s) fires on b@16000 (watermark 10999) while b's
+			// [10s,20s) stays open: its records hold the offset at 1.
+			first: []keyAt{{"a", 1000}, {"b", 12000}, {"a", 8000}, {"b", 16000}},
+			more:  keyAt{"c", 30000}, // fires b's [10s,20s)
+			want:  map[windowKey]int64{{"a", 0}: 2, {"b", 10000}: 2},
+		},
+		{
+			name:    "session",
+			windows: "type: session\n  gap: 3s",
+			// a's [1s,6s) fires on c@12000 (watermark 6999) while b's
+			// [5s,10s) stays open and holds the offset at 1: a@3000 is
+			// read again after the stop and rebuilds [3s,6s), part of
+			// the committed session.
+			first: []keyAt{{"a", 1000}, {"b", 5000}, {"a", 3000}, {"b", 7000}, {"c", 12000}},
+			more:  keyAt{"d", 30000},
+			want:  map[windowKey]int64{{"a", 1000}: 2, {"b", 5000}: 2, {"c", 12000}: 1},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testExactlyOnceAcrossRestart(t, tc.windows, tc.first, tc.more, tc.want)
+		})
+	}
+}
+
+type keyAt struct {
+	key string
+	ms  int64
+}
+
+func testExactlyOnceAcrossRestart(t *testing.T, windows string, first []keyAt, more keyAt, want map[windowKey]int64) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
 	addr := c.ListenAddrs()[0]
-	produce := func(recs ...*kgo.Record) {
+	produce := func(recs ...keyAt) {
 		t.Helper()
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer cl.Close()
-		if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-			t.Fatal(err)
+		for _, r := range recs {
+			rec := &kgo.Record{Topic: "t", Key: []byte(r.key), Value: []byte(r.key), Timestamp: time.UnixMilli(r.ms)}
+			if err := cl.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	rec := func(key string, ms int64) *kgo.Record {
-		return &kgo.Record{Topic: "t", Key: []byte(key), Value: []byte(key), Timestamp: time.UnixMilli(ms)}
 	}
 	run := func(results int) {
 		t.Helper()
-		s := windowPipeline(t, addr)
+		s := windowPipeline(t, addr, windows)
 		done := make(chan error, 1)
 		go func() { done <- s.Run(context.Background()) }()
 		waitWindows(t, addr, results)
@@ -150,15 +191,12 @@ func TestWindowResultsExactlyOnceAcrossRestart(t *testing.T) {
 		<-done
 	}
 
-	// a's [0,10s) fires on b@16000 (watermark 10999) while b's
-	// [10s,20s) stays open: its records hold the offset at 1.
-	produce(rec("a", 1000), rec("b", 12000), rec("a", 8000), rec("b", 16000))
+	produce(first...)
 	run(1)
-	produce(rec("c", 30000)) // fires b's [10s,20s)
-	run(2)
+	produce(more)
+	run(len(want))
 
 	got, n := committedWindows(t, addr)
-	want := map[windowKey]int64{{"a", 0}: 2, {"b", 10000}: 2}
 	if n != len(want) || !maps.Equal(got, want) {
 		t.Fatalf("%d committed results %v, want exactly %v", n, got, want)
 	}

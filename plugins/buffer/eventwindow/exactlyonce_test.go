@@ -218,10 +218,9 @@ func TestRestoredCutoffSkipsReplays(t *testing.T) {
 	acks.waitAcked(t, 0) // a skipped replay is acknowledged at once
 }
 
-// Errored passthrough records hide their origin (their offsets are not the
-// transaction's), and session windows, which a replay cannot restore, carry
-// no tokens.
-func TestPassthroughAndSessionsCarryNoPairing(t *testing.T) {
+// Errored passthrough records hide their origin: their offsets are not
+// the transaction's.
+func TestPassthroughHidesOrigin(t *testing.T) {
 	t.Parallel()
 	src := &fakeWindowSource{}
 	b := newTestBuffer(t, eosTumbling+"late: error\n")
@@ -237,17 +236,48 @@ func TestPassthroughAndSessionsCarryNoPairing(t *testing.T) {
 	if _, ok := txnoffsets.FromContext(batch[0].Context()); ok {
 		t.Fatal("a passthrough record carries its origin")
 	}
+}
 
-	s := newTestBuffer(t, "type: session\ngap: 1s\nkey: ${! json(\"user\") }\naggregates: { n: count }\n")
-	for i, r := range []in{{`{"user":"a"}`, 1000, 0}, {`{"user":"a"}`, 5000, 5000}} {
-		if err := s.WriteBatch(context.Background(), service.MessageBatch{fromSource(src, int64(i), r)}, func(context.Context, error) error { return nil }); err != nil {
+// Sessions after a restart: the replay rebuilds them, and a session that
+// fires at or before the restored cutoff (by fire time and key) is part of
+// one in the output already: it is dropped. The others are emitted, with
+// tokens.
+func TestRestoredCutoffDropsReplayedSessions(t *testing.T) {
+	t.Parallel()
+	b := newTestBuffer(t, "type: session\ngap: 3s\nkey: ${! json(\"user\") }\naggregates: { n: count }\n")
+	// The previous run committed a's session [1s,6s) (fire time 5999) and
+	// everything before it.
+	src := &fakeWindowSource{restored: &txnoffsets.Cutoff{FireAt: 5999, Key: "a", Start: 1000}, readEnd: 100}
+	var acks ackRecorder
+	for i, r := range []in{
+		{`{"user":"a"}`, 3000, 0},  // the rest of a's committed session: [3s,6s), dropped
+		{`{"user":"b"}`, 2000, 0},  // b's [2s,5s) fires before the cutoff: dropped
+		{`{"user":"c"}`, 3000, 0},  // c's [3s,6s) fires with a's, after it by key: emitted
+		{`{"user":"b"}`, 12000, 0}, // later: emitted
+		{`{"user":"a"}`, 20000, 20000},
+	} {
+		if err := b.WriteBatch(context.Background(), service.MessageBatch{fromSource(src, int64(i), r)}, acks.fn(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	batch, _ = readResults(t, s)
-	if _, ok := txnoffsets.ResultFromContext(batch[0].Context()); ok {
-		t.Fatal("a session result carries an exactly-once token")
+	batch, ack := readResults(t, b)
+	seqsOf(t, batch) // every result carries a token
+	var got []string
+	for _, m := range batch {
+		raw, _ := m.AsBytes()
+		got = append(got, string(raw))
 	}
+	want := []string{
+		`{"key":"c","n":1,"window_end_ms":6000,"window_start_ms":3000}`,
+		`{"key":"b","n":1,"window_end_ms":15000,"window_start_ms":12000}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("results %v, want %v", got, want)
+	}
+	acks.waitAcked(t, 0) // the dropped sessions' input is acknowledged
+	acks.waitAcked(t, 1)
+	_ = ack(context.Background(), nil)
+	acks.waitAcked(t, 2)
 }
 
 // A source whose session ended is dropped: it has nothing to commit.

@@ -76,13 +76,14 @@ to acknowledged records) and the windows are recomputed.
 
 ### Exactly-once results
 
-From `+"`kafka_source`"+` to an `+"`exactly_once`"+` `+"`kafka_sink`"+` on the same cluster, tumbling and sliding window
-results are exactly-once across crashes. Results go out in (fire time, key, start) order, one batch at a time, and the
+From `+"`kafka_source`"+` to an `+"`exactly_once`"+` `+"`kafka_sink`"+` on the same cluster, window results are
+exactly-once across crashes. Results go out in (fire time, key, start) order, one batch at a time, and the
 sink's transaction commits with them every source partition's held-back offset and the last window in the output (the
 cutoff) as offset-commit metadata. After a restart the source restores it, and this buffer drops replayed records of
 windows at or before the cutoff (`+"`event_window_replays_skipped`"+`) instead of emitting those windows again; the
-other windows are recomputed from the replay. Session windows, and errored records passed on, stay at-least-once
-across a crash (each transaction is still atomic). Leave the sink's `+"`batching`"+` unset or give it a `+"`period`"+`.
+other windows are recomputed from the replay. Sessions are known only when they fire: one rebuilt from replayed records
+that fires at or before the cutoff is dropped (`+"`event_window_replayed_sessions_dropped`"+`). Errored records passed on
+stay at-least-once across a crash (each transaction is still atomic). Leave the sink's `+"`batching`"+` unset or give it a `+"`period`"+`.
 docs/exactly-once.md has the details and limits.
 
 A result (or errored record) the output rejects (nack) is handed out again after 250ms, unchanged, until it is
