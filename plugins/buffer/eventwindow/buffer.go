@@ -754,16 +754,22 @@ func (b *Buffer) ackItems(items []item, err error) {
 // doneLocked settles a delivered item: its limits and its input batches
 // are released.
 func (b *Buffer) doneLocked(it item, acks *acker) {
+	b.forgetLocked(it)
+	b.releaseLocked(it.refs, acks)
+}
+
+// forgetLocked releases the limits an item holds and drops it from the
+// pending results: it was delivered (its transaction committed, or an
+// output that is not transactional acknowledged it or filtered it out) or
+// is dropped.
+func (b *Buffer) forgetLocked(it item) {
 	if it.window {
 		b.mu.heldWins--
 		b.mu.heldRows -= it.rows
 	}
 	if it.res != nil {
-		// Settled by its transaction already, or delivered by an output
-		// that is not transactional (or filtered out).
 		b.settleLocked(it.res.seq)
 	}
-	b.releaseLocked(it.refs, acks)
 }
 
 // EndOfInput fires every open window, in fire-time order. Benthos's input

@@ -216,13 +216,7 @@ func (b *Buffer) resetLocked(old txnoffsets.WindowSource) {
 // dropItemLocked discards an item that was not delivered: its limits are
 // released, its input batches nacked (through nacks).
 func (b *Buffer) dropItemLocked(it item, nacks *acker) {
-	if it.window {
-		b.mu.heldWins--
-		b.mu.heldRows -= it.rows
-	}
-	if it.res != nil {
-		b.settleLocked(it.res.seq)
-	}
+	b.forgetLocked(it)
 	b.dropRefsLocked(it.refs, nacks)
 }
 

@@ -21,12 +21,7 @@ func lintPipelineOrder(root *yaml.Node) []string {
 	if k, _ := speclint.Find(speclint.Path(root.Content[0], "input"), "kafka_source"); k == nil {
 		return nil
 	}
-	_, sink := speclint.Find(speclint.Path(root.Content[0], "output"), "kafka_sink")
-	if sink == nil {
-		return nil
-	}
-	g := speclint.Path(sink, FieldDeliveryGuarantee)
-	if g == nil || DeliveryGuarantee(normalizeName(g.Value)) != DeliveryExactlyOnce {
+	if exactlyOnceSink(root) == nil {
 		return nil
 	}
 	pipelineKey, pipeline := speclint.Find(root.Content[0], "pipeline")
@@ -57,12 +52,8 @@ func lintWindowBatching(root *yaml.Node) []string {
 	if speclint.Path(root.Content[0], "buffer.event_window") == nil {
 		return nil
 	}
-	_, sink := speclint.Find(speclint.Path(root.Content[0], "output"), "kafka_sink")
+	sink := exactlyOnceSink(root)
 	if sink == nil {
-		return nil
-	}
-	g := speclint.Path(sink, FieldDeliveryGuarantee)
-	if g == nil || DeliveryGuarantee(normalizeName(g.Value)) != DeliveryExactlyOnce {
 		return nil
 	}
 	key, batching := speclint.Find(sink, FieldBatching)
@@ -76,6 +67,20 @@ func lintWindowBatching(root *yaml.Node) []string {
 		"feeds kafka_sink with delivery_guarantee exactly_once: the buffer hands out one batch of window results at a "+
 		"time and waits for it to commit, so a count or byte_size it does not fill would wait forever",
 		key.Line, key.Column, FieldBatching, FieldBatching)}
+}
+
+// exactlyOnceSink returns the config of the output's kafka_sink if its
+// delivery_guarantee is exactly_once, else nil.
+func exactlyOnceSink(root *yaml.Node) *yaml.Node {
+	_, sink := speclint.Find(speclint.Path(root.Content[0], "output"), "kafka_sink")
+	if sink == nil {
+		return nil
+	}
+	g := speclint.Path(sink, FieldDeliveryGuarantee)
+	if g == nil || DeliveryGuarantee(normalizeName(g.Value)) != DeliveryExactlyOnce {
+		return nil
+	}
+	return sink
 }
 
 func init() {

@@ -7,6 +7,24 @@ import (
 	"github.com/connectd/connectd/internal/speclint"
 )
 
+// checkLintProblem lints doc and checks the problems about field: none when
+// want is "", else exactly one, containing want.
+func checkLintProblem(t *testing.T, doc, field, want string) {
+	t.Helper()
+	var found []string
+	for _, p := range speclint.CheckYAML([]byte(doc)) {
+		if strings.Contains(p, field) {
+			found = append(found, p)
+		}
+	}
+	switch {
+	case want == "" && len(found) > 0:
+		t.Fatalf("unexpected problems %q", found)
+	case want != "" && (len(found) != 1 || !strings.Contains(found[0], want)):
+		t.Fatalf("problems %q, want one containing %q", found, want)
+	}
+}
+
 func TestLintPipelineOrder(t *testing.T) {
 	t.Parallel()
 	const source = "input:\n  kafka_source: { seed_brokers: [ b:9092 ], topics: [ in ], consumer_group: g }\n"
@@ -29,18 +47,7 @@ func TestLintPipelineOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var found []string
-			for _, p := range speclint.CheckYAML([]byte(tt.yaml)) {
-				if strings.Contains(p, "field threads") {
-					found = append(found, p)
-				}
-			}
-			switch {
-			case tt.want == "" && len(found) > 0:
-				t.Fatalf("unexpected problems %q", found)
-			case tt.want != "" && (len(found) != 1 || !strings.Contains(found[0], tt.want)):
-				t.Fatalf("problems %q, want one containing %q", found, tt.want)
-			}
+			checkLintProblem(t, tt.yaml, "field threads", tt.want)
 		})
 	}
 }
@@ -66,18 +73,7 @@ func TestLintWindowBatching(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var found []string
-			for _, p := range speclint.CheckYAML([]byte(tt.yaml)) {
-				if strings.Contains(p, "field batching") {
-					found = append(found, p)
-				}
-			}
-			switch {
-			case tt.want == "" && len(found) > 0:
-				t.Fatalf("unexpected problems %q", found)
-			case tt.want != "" && (len(found) != 1 || !strings.Contains(found[0], tt.want)):
-				t.Fatalf("problems %q, want one containing %q", found, tt.want)
-			}
+			checkLintProblem(t, tt.yaml, "field batching", tt.want)
 		})
 	}
 }
