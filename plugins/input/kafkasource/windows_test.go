@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/connectd/connectd/internal/txnoffsets"
@@ -109,5 +110,61 @@ func TestSourceRestoresWindowState(t *testing.T) {
 		if err != nil || !ok || cut != next || end != readEnd {
 			t.Fatalf("%v metadata %q: cutoff %+v read end %d (%v, %v); want %+v and %d", tp, commits[0].Metadata[tp], cut, end, ok, err, next, readEnd)
 		}
+	}
+}
+
+// In group mode the window state comes back with the assignment, and
+// PrepareWindows commits as the member that owns the partitions.
+func TestSourceGroupRestoresWindowState(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	produceN(t, addr, "t", 3, 0, 1)
+	cut := txnoffsets.Cutoff{FireAt: 9999, Key: "k", Start: 0}
+	meta, _ := txnoffsets.EncodeWindowMeta(cut, 2)
+	os := make(kadm.Offsets)
+	os.Add(kadm.Offset{Topic: "t", Partition: 0, At: 1, LeaderEpoch: -1, Metadata: meta})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := kadm.NewClient(newClient(t, addr)).CommitAllOffsets(ctx, "g", os); err != nil {
+		t.Fatal(err)
+	}
+
+	s := newTestSource(t, sourceYAML(addr, "g", "assignment: group", "readers: 1", "fetch_max_wait: 50ms"))
+	batches := readRecords(t, s, 5) // t/0 from 1, t/1 from the start
+	var src txnoffsets.WindowSource
+	for _, b := range batches {
+		for i, m := range b.msgs {
+			o, _ := txnoffsets.FromContext(m.Context())
+			src = o.Source.(txnoffsets.WindowSource)
+			p := b.pos[i]
+			r, ok := src.Restored(txnoffsets.TopicPartition{Topic: p.tp.topic, Partition: p.tp.partition}, p.offset)
+			wantReplay := p.tp.partition == 0 && p.offset < 2
+			if !ok || r.Cutoff != cut || r.Replay != wantReplay {
+				t.Fatalf("%v: Restored = %+v, %v; want cutoff %+v, replay %v", p, r, ok, cut, wantReplay)
+			}
+		}
+	}
+	commits, err := src.PrepareWindows(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	cl := s.mu.sess.clients[0]
+	s.mu.Unlock()
+	id, gen := cl.GroupMetadata()
+	if len(commits) != 1 || commits[0].Member.ID != id || commits[0].Member.Generation != gen || id == "" {
+		t.Fatalf("PrepareWindows = %+v, want one commit as member %q generation %d", commits, id, gen)
+	}
+	want := map[txnoffsets.TopicPartition]int64{{Topic: "t", Partition: 0}: 1, {Topic: "t", Partition: 1}: 0}
+	if !maps.Equal(commits[0].Offsets, want) || len(commits[0].Metadata) != 2 {
+		t.Fatalf("offsets %v metadata %v, want %v with window state for both", commits[0].Offsets, commits[0].Metadata, want)
+	}
+	for _, b := range batches {
+		_ = b.ack(context.Background(), nil)
 	}
 }
