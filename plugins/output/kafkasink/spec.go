@@ -114,8 +114,10 @@ all (its topic, key, timestamp or partition cannot be computed, or its
 partition does not exist) never joins the transaction: it fails alone and the
 rest of the batch commits.
 
-Without a batching policy every message is its own transaction, which is
-correct but slow: set `+"`batching`"+`. `+"`batching.period`"+` must be shorter than
+Without a batching policy each batch the pipeline hands over is one
+transaction: a single message for most inputs (correct but slow: set
+`+"`batching`"+`), a fetch of up to `+"`batch_size`"+` records from `+"`kafka_source`"+`, the
+results of one watermark step from an `+"`event_window`"+` buffer. `+"`batching.period`"+` must be shorter than
 `+"`transaction_timeout`"+`. `+"`max_in_flight`"+` must be 1 (its default with exactly_once):
 a transactional producer runs one transaction at a time.
 
