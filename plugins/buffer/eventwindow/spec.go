@@ -74,6 +74,15 @@ one of its records went into has fired **and** that window's result message has 
 crash with open windows therefore loses nothing: the input replays the records (kafka_source commits offsets only up
 to acknowledged records) and the windows are recomputed.
 
+### Sizing kafka_source's checkpoint_limit
+
+A window's input records stay unacknowledged until the window fires, and `+"`kafka_source`"+` pauses a partition
+once `+"`checkpoint_limit`"+` (default 8192) of its records are unacknowledged. A paused partition holds the watermark back,
+so set `+"`checkpoint_limit`"+` above the records one partition delivers within a window's span (size + allowed lateness +
+max_out_of_orderness): 1000 records/s per partition in one-minute windows needs more than 65,000. The source keeps
+each unacknowledged record for redelivery, so budget memory for that many records per partition. A partition paused for
+30s is logged with this advice.
+
 ### Exactly-once results
 
 From `+"`kafka_source`"+` to an `+"`exactly_once`"+` `+"`kafka_sink`"+` on the same cluster, window results are

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 )
 
 // topicPartition names a partition (a split, in Flink's terms).
@@ -34,6 +35,7 @@ type position struct {
 // and holds the commit position until it is delivered again and acknowledged.
 type offsetTracker struct {
 	limit int
+	now   func() time.Time
 	parts map[topicPartition]*partitionOffsets
 	// finished lists partitions that reached their stop offset since the
 	// last takeFinished.
@@ -53,8 +55,11 @@ type partitionOffsets struct {
 	next int64
 	// committed is the last offset committed to the group, -1 if none.
 	committed int64
-	// paused is true while fetching is paused because unacked reached limit.
-	paused bool
+	// paused is true while fetching is paused because unacked reached limit,
+	// since pausedAt; stallWarned once stalled reported it.
+	paused      bool
+	pausedAt    time.Time
+	stallWarned bool
 	// stop is the exclusive stop offset, noStop for none.
 	stop int64
 	// done is true once next reached stop: nothing more is fetched.
@@ -75,7 +80,7 @@ func newOffsetTracker(limit int) *offsetTracker {
 	if limit < 1 {
 		limit = 1
 	}
-	return &offsetTracker{limit: limit, parts: map[topicPartition]*partitionOffsets{}}
+	return &offsetTracker{limit: limit, now: time.Now, parts: map[topicPartition]*partitionOffsets{}}
 }
 
 // addPartition starts tracking tp, to be read from start up to the
@@ -223,7 +228,7 @@ func (t *offsetTracker) fetchedOne(p position) (pause bool) {
 	po.add(p.offset)
 	t.checkDone(p.tp, po)
 	if !po.paused && po.unacked >= t.limit {
-		po.paused = true
+		po.paused, po.pausedAt, po.stallWarned = true, t.now(), false
 		return true
 	}
 	return false
@@ -245,6 +250,30 @@ func (t *offsetTracker) acked(ps []position) (resume []topicPartition) {
 		}
 	}
 	return resume
+}
+
+// stall is a partition paused for checkpoint_limit for a long time.
+type stall struct {
+	tp      topicPartition
+	since   time.Duration
+	unacked int
+}
+
+// stalled returns the partitions paused for checkpoint_limit for at least
+// after, each once per pause: not enough was acknowledged in that time, so
+// what holds their records (an event_window buffer until its windows fire)
+// may be waiting for records that the pause keeps from it.
+func (t *offsetTracker) stalled(after time.Duration) []stall {
+	var out []stall
+	now := t.now()
+	for _, tp := range sortedPartitions(t.parts) {
+		po := t.parts[tp]
+		if po.paused && !po.stallWarned && now.Sub(po.pausedAt) >= after {
+			po.stallWarned = true
+			out = append(out, stall{tp: tp, since: now.Sub(po.pausedAt), unacked: po.unacked})
+		}
+	}
+	return out
 }
 
 // commitPosition returns the offset that may be committed for tp: the

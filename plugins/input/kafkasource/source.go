@@ -23,6 +23,9 @@ import (
 const (
 	// finalCommitTimeout bounds the offset commit made when a session ends.
 	finalCommitTimeout = 5 * time.Second
+	// limitStallWarning is how long a partition stays paused for
+	// checkpoint_limit, with nothing acknowledged, before a warning.
+	limitStallWarning = 30 * time.Second
 	// offsetRefreshPeriod is how often offsets that did not move are
 	// committed again, so that an idle partition's committed offset does
 	// not expire (broker `offsets.retention.minutes`).
@@ -829,7 +832,15 @@ func (sess *session) commit(ctx context.Context) error {
 	refresh := now.Sub(sess.lastRefresh) >= max(offsetRefreshPeriod, sess.conf.CommitPeriod)
 	sess.mu.Lock()
 	pos := sess.mu.tracker.selfCommits(refresh)
+	stalls := sess.mu.tracker.stalled(limitStallWarning)
 	sess.mu.Unlock()
+	for _, st := range stalls {
+		sess.log.Warnf("kafka_source: topic %q partition %d has been paused for %v: its %d unacknowledged records reached %s (%d) "+
+			"and have not dropped below it since. If a buffer holds records until later ones arrive (event_window holds a window's "+
+			"records until the watermark passes its end), raise %s above the records one partition delivers in a window's span "+
+			"(size + allowed lateness + max_out_of_orderness): a paused partition holds the watermark back, and the windows never fire",
+			st.tp.topic, st.tp.partition, st.since.Round(time.Second), st.unacked, fieldCheckpointLimit, sess.conf.CheckpointLimit, fieldCheckpointLimit)
+	}
 	for tp, o := range pos {
 		if o < 0 {
 			// Group mode: nothing fetched yet from a partition without a

@@ -557,6 +557,11 @@ With a watermark:
 					"that partition pauses until acknowledgements bring it below. Bounds memory: roughly "+
 					"partitions x limit x record size. Must be at least `batch_size`. Default `8192` (records): at 1024 a partition "+
 					"paused after every batch and throughput halved in `make bench`; lower it for large records. "+
+					"Behind an `event_window` buffer, which holds a window's records unacknowledged until the window fires, it must exceed "+
+					"the records one partition delivers within a window's span (size + allowed lateness + max_out_of_orderness), or the "+
+					"partition pauses, holds the watermark back and no window fires. The input keeps each unacknowledged record for "+
+					"redelivery, so that costs about the records' size times the limit in memory. A partition paused for 30s is logged "+
+					"with this advice. "+
 					"Flink has no direct equivalent (its bound is `source.reader.element.queue.capacity` and checkpoint alignment).").
 				Default(defaultCheckpointLimit).
 				Advanced(),

@@ -168,3 +168,34 @@ func TestSourceGroupRestoresWindowState(t *testing.T) {
 		_ = b.ack(context.Background(), nil)
 	}
 }
+
+// A partition paused for checkpoint_limit is reported once it stayed paused
+// for the warning time, once per pause.
+func TestTrackerStalled(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	tr := newOffsetTracker(2)
+	tr.now = func() time.Time { return now }
+	tr.addPartition(tpT(0), 0, 0, noStop)
+	tr.addPartition(tpT(1), 0, 0, noStop)
+	tr.fetched([]position{{tpT(0), 0}, {tpT(0), 1}, {tpT(1), 0}})
+	now = now.Add(29 * time.Second)
+	if got := tr.stalled(30 * time.Second); len(got) != 0 {
+		t.Fatalf("stalled after 29s: %v", got)
+	}
+	now = now.Add(time.Second)
+	got := tr.stalled(30 * time.Second)
+	if len(got) != 1 || got[0].tp != tpT(0) || got[0].unacked != 2 || got[0].since != 30*time.Second {
+		t.Fatalf("stalled = %+v, want t/0 with 2 unacknowledged for 30s", got)
+	}
+	if got := tr.stalled(30 * time.Second); len(got) != 0 {
+		t.Fatalf("reported twice: %v", got)
+	}
+	// Resumed and paused again: a new pause, reported again when it lasts.
+	tr.acked([]position{{tpT(0), 0}})
+	tr.fetched([]position{{tpT(0), 2}})
+	now = now.Add(30 * time.Second)
+	if got := tr.stalled(30 * time.Second); len(got) != 1 {
+		t.Fatalf("second pause: stalled = %v", got)
+	}
+}
