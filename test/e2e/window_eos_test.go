@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -67,30 +68,99 @@ type windowResult struct {
 	N     int    `json:"n"`
 }
 
-// windowTable is the count of each window.
-type windowTable map[windowID]int
+// windowAgg is what a window result holds besides its key and start.
+type windowAgg struct {
+	N   int
+	End int64
+}
 
-// windowInput builds the input records (data, then one sentinel per
-// partition) with a fixed seed, and the table of window counts they should
-// give.
-func windowInput(topic string) ([]*kgo.Record, windowTable) {
+// windowTable is each window's count and end.
+type windowTable map[windowID]windowAgg
+
+// windowKind is one kind of window the test runs: the event_window fields
+// that choose it, the key of a partition's n-th record, and the windows
+// that the records make.
+type windowKind struct {
+	name     string
+	fields   string
+	key      func(rng *rand.Rand, n int) string
+	expected func(recs []*kgo.Record) windowTable
+}
+
+// sessionGap is the gap of the session windows. Their keys take turns: a
+// key has records in one slot of sessionSlot records (200ms of event time)
+// in four, so that each key's records make one session per active slot,
+// 560ms or more from its next one.
+const (
+	sessionGap  = 300 * time.Millisecond
+	sessionSlot = 100
+)
+
+var windowKinds = []windowKind{
+	{
+		name:   "tumbling",
+		fields: fmt.Sprintf("type: tumbling\n    size: %s", winSize),
+		key:    func(rng *rand.Rand, _ int) string { return fmt.Sprintf("u%02d", rng.IntN(winKeys)) },
+		expected: func(recs []*kgo.Record) windowTable {
+			out := windowTable{}
+			size := winSize.Milliseconds()
+			for _, r := range recs {
+				ms := r.Timestamp.UnixMilli()
+				id := windowID{string(r.Key), ms - ms%size}
+				out[id] = windowAgg{N: out[id].N + 1, End: id.start + size}
+			}
+			return out
+		},
+	},
+	{
+		name:   "session",
+		fields: fmt.Sprintf("type: session\n    gap: %s", sessionGap),
+		key: func(rng *rand.Rand, n int) string {
+			first := (4 - n/sessionSlot%4) % 4 // the keys k with (slot + k) % 4 == 0
+			return fmt.Sprintf("u%02d", first+4*rng.IntN(winKeys/4))
+		},
+		expected: func(recs []*kgo.Record) windowTable {
+			byKey := map[string][]int64{}
+			for _, r := range recs {
+				byKey[string(r.Key)] = append(byKey[string(r.Key)], r.Timestamp.UnixMilli())
+			}
+			out := windowTable{}
+			gap := sessionGap.Milliseconds()
+			for key, ts := range byKey {
+				slices.Sort(ts)
+				start, end, n := ts[0], ts[0]+gap, 0
+				for _, t := range ts {
+					if t > end { // [t, t+gap) does not touch the session
+						out[windowID{key, start}] = windowAgg{N: n, End: end}
+						start, n = t, 0
+					}
+					end, n = max(end, t+gap), n+1
+				}
+				out[windowID{key, start}] = windowAgg{N: n, End: end}
+			}
+			return out
+		},
+	},
+}
+
+// windowInput builds the input records of kind (data, then one sentinel per
+// partition) with a fixed seed, and the table of windows they should give.
+func windowInput(topic string, kind windowKind) ([]*kgo.Record, windowTable) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	t0 := winT0()
-	expected := windowTable{}
 	recs := make([]*kgo.Record, 0, winRecords+winPartitions)
 	var last time.Time
 	for i := range winRecords {
 		p, n := i%winPartitions, i/winPartitions
 		ts := t0.Add(time.Duration(n)*winStep + time.Duration(rng.Int64N(int64(winJitter))))
-		key := fmt.Sprintf("u%02d", rng.IntN(winKeys))
+		key := kind.key(rng, n)
 		v, _ := json.Marshal(map[string]any{"u": key, "i": i})
 		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(p), Key: []byte(key), Value: v, Timestamp: ts})
-		ms := ts.UnixMilli()
-		expected[windowID{key, ms - ms%winSize.Milliseconds()}]++
 		if ts.After(last) {
 			last = ts
 		}
 	}
+	expected := kind.expected(recs)
 	for p := range winPartitions {
 		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(p), Key: []byte(winSentinelKey),
 			Value: []byte(`{"u":"sentinel"}`), Timestamp: last.Add(winSentinelGap)})
@@ -117,7 +187,7 @@ func produceWindowInput(t *testing.T, brokers, topic string, recs []*kgo.Record)
 // windowConfig writes the windowed count pipeline: kafka_source with
 // watermarks, a per-record sleep, tumbling windows of winSize per record
 // key counting records, and an exactly_once kafka_sink to out.
-func windowConfig(t *testing.T, brokers, in, out, group, txnPrefix string) string {
+func windowConfig(t *testing.T, brokers, in, out, group, txnPrefix, fields string) string {
 	t.Helper()
 	return writeFile(t, "window_eos.yaml", fmt.Sprintf(`
 http:
@@ -147,8 +217,7 @@ input:
         duration: '%[6]s'
 buffer:
   event_window:
-    type: tumbling
-    size: %[7]s
+    %[7]s
     key: ${! @kafka_key }
     aggregates:
       n: count
@@ -161,7 +230,7 @@ output:
     key: ${! @window_key }
     delivery_guarantee: exactly_once
     transactional_id_prefix: %[5]q
-`, brokers, in, out, group, txnPrefix, winSleep, winSize, winPartitions))
+`, brokers, in, out, group, txnPrefix, winSleep, fields, winPartitions))
 }
 
 // differing counts the windows that a and b do not both hold with the same
@@ -196,7 +265,7 @@ func windowKeyOf(value []byte) string {
 // results of an expected window with another count (or end).
 type windowCheck struct {
 	total, distinct, duplicates, missing, wrong, extra int
-	// table is each window's last count, in read order.
+	// table is each window's last count and end, in read order.
 	table windowTable
 }
 
@@ -221,12 +290,12 @@ func checkWindows(t *testing.T, values [][]byte, expected windowTable) windowChe
 		id := windowID{r.Key, r.Start}
 		c.total++
 		seen[id]++
-		c.table[id] = r.N
+		c.table[id] = windowAgg{N: r.N, End: r.End}
 		want, ok := expected[id]
 		switch {
 		case !ok:
 			c.extra++
-		case r.N != want || r.End != r.Start+winSize.Milliseconds():
+		case r.N != want.N || r.End != want.End:
 			c.wrong++
 		}
 		if seen[id] > 1 {
@@ -278,12 +347,12 @@ type windowRun struct {
 
 // newWindowRun creates the output topic of a run and starts tallying it
 // until the test ends.
-func newWindowRun(t *testing.T, brokers, in, name string) *windowRun {
+func newWindowRun(t *testing.T, brokers, in, name, fields string) *windowRun {
 	t.Helper()
 	out := kafkatest.NewTopic(t, brokers, "e2e-window-out-"+name, winPartitions)
 	r := &windowRun{
 		out:   out,
-		conf:  windowConfig(t, brokers, in, out, out+"-g", out),
+		conf:  windowConfig(t, brokers, in, out, out+"-g", out, fields),
 		tally: newOutputTallyBy(windowKeyOf),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -294,21 +363,31 @@ func newWindowRun(t *testing.T, brokers, in, name string) *windowRun {
 	return r
 }
 
-// TestWindowEOSSIGKILL: a windowed count (event_window, tumbling 1s windows
-// per key, kafka_source watermarks, exactly_once kafka_sink) over 40,000
+// TestWindowEOSSIGKILL: a windowed count (event_window, per key, with
+// kafka_source watermarks and an exactly_once kafka_sink) over 40,000
 // timestamped records, run once uninterrupted and once SIGKILLed six times
 // at random instants while windows are open and restarted: read_committed
 // franz-go and kcat consumers see, for both runs, every window's result
-// once, with the count computed from the input, and nothing else.
+// once, with the count (and end) computed from the input, and nothing
+// else. For tumbling windows of 1s and for sessions.
 func TestWindowEOSSIGKILL(t *testing.T) {
 	t.Parallel()
+	for _, kind := range windowKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			t.Parallel()
+			testWindowEOSSIGKILL(t, kind)
+		})
+	}
+}
+
+func testWindowEOSSIGKILL(t *testing.T, kind windowKind) {
 	brokers := kafkatest.Broker(t)
 	kcat := kafkatest.Kcat(t)
-	in := kafkatest.NewTopic(t, brokers, "e2e-window-in", winPartitions)
-	recs, expected := windowInput(in)
+	in := kafkatest.NewTopic(t, brokers, "e2e-window-in-"+kind.name, winPartitions)
+	recs, expected := windowInput(in, kind)
 	produceWindowInput(t, brokers, in, recs)
-	a := newWindowRun(t, brokers, in, "a")
-	b := newWindowRun(t, brokers, in, "b")
+	a := newWindowRun(t, brokers, in, kind.name+"-a", kind.fields)
+	b := newWindowRun(t, brokers, in, kind.name+"-b", kind.fields)
 	if out, code := runCLI(t, 60*time.Second, "lint", a.conf); code != 0 {
 		t.Fatalf("connectd lint %s: exit %d\n%s", a.conf, code, out)
 	}
