@@ -39,20 +39,11 @@ func yamlDDL(ddl string) string {
 	return "ddl: |\n  " + strings.ReplaceAll(ddl, "\n", "\n  ") + "\n"
 }
 
-func parseTableConfig(t *testing.T, yaml string) (Config, error) {
-	t.Helper()
-	pc, err := testSpec().ParseYAML(yaml, nil)
-	if err != nil {
-		t.Fatalf("parsing YAML: %v", err)
-	}
-	return configFromParsed(pc)
-}
-
 // The seed's table sets the subscription, brokers, group, start mode and
 // discovery interval; no YAML field is needed.
 func TestTableDerivesSettings(t *testing.T) {
 	t.Parallel()
-	c, err := parseTableConfig(t, yamlDDL(seedSourceDDL("kafka:9092")))
+	c, err := parseConfig(t, yamlDDL(seedSourceDDL("kafka:9092")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +56,7 @@ func TestTableDerivesSettings(t *testing.T) {
 	}
 
 	// Bounds from the table; YAML fields that agree with it are fine.
-	c, err = parseTableConfig(t, yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw',
+	c, err = parseConfig(t, yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw',
   'properties.bootstrap.servers' = 'h:1', 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:42;partition:1,offset:7',
   'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1700000000000')`)+
 		"consumer_group: g\nseed_brokers: [ 'h:1' ]\ntopics: [ x ]\nstop_at: timestamp\n")
@@ -115,7 +106,7 @@ func TestTableConfigErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := parseTableConfig(t, tc.yaml)
+			_, err := parseConfig(t, tc.yaml)
 			lintErr := service.NewStreamBuilder().SetYAML("input:\n  kafka_source:\n    " +
 				strings.ReplaceAll(strings.TrimSpace(tc.yaml), "\n", "\n    ") + "\noutput:\n  drop: {}\n")
 			for _, w := range tc.want {
@@ -134,7 +125,7 @@ func TestTableConfigErrors(t *testing.T) {
 // to the same value as the table is no contradiction.
 func TestTableAgreeingFields(t *testing.T) {
 	t.Parallel()
-	_, err := parseTableConfig(t, yamlDDL(seedSourceDDL("kafka:9092"))+
+	_, err := parseConfig(t, yamlDDL(seedSourceDDL("kafka:9092"))+
 		"start_from: latest\ntopics: [ user_events ]\nconsumer_group: flink-consumer\ndiscovery_interval: 1m\nseed_brokers: [ 'kafka:9092' ]\n")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +157,7 @@ func richDDL(addr, extra string) string {
 
 func buildTableInput(t *testing.T, yaml string) service.BatchInput {
 	t.Helper()
-	c, err := parseTableConfig(t, yaml)
+	c, err := parseConfig(t, yaml)
 	if err != nil {
 		t.Fatal(err)
 	}

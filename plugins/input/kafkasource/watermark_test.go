@@ -370,7 +370,7 @@ func TestWatermarkTableColumnEventTime(t *testing.T) {
 		krs = append(krs, &kgo.Record{Topic: "t", Partition: 0, Value: fmt.Appendf(nil, `{"id":"a","ts":%q}`, ts)})
 	}
 	produce(t, addr, krs...)
-	pc, err := testSpec().ParseYAML(fmt.Sprintf(`
+	in := buildTableInput(t, fmt.Sprintf(`
 ddl: |
   CREATE TABLE ev (
     id STRING,
@@ -384,21 +384,9 @@ ddl: |
     'scan.startup.mode' = 'earliest-offset',
     'format' = 'json'
   )
-`, addr), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := configFromParsed(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := newTableInput(newSource(c, service.MockResources()), c, service.MockResources())
+`, addr))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := in.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = in.Close(context.Background()) })
 	var got []wmMeta
 	for len(got) < 3 {
 		batch, ack, err := in.ReadBatch(ctx)
