@@ -92,6 +92,33 @@ func RawFromParsed(conf *service.ParsedConfig) (Raw, error) {
 	return r, nil
 }
 
+// ResolveParsed returns the validated table of conf (see Resolve), nil when
+// it names none.
+func ResolveParsed(conf *service.ParsedConfig) (*schema.Table, error) {
+	r, err := RawFromParsed(conf)
+	if err != nil {
+		return nil, err
+	}
+	return r.Resolve()
+}
+
+// ParsedFields returns the values of the fields among names that conf
+// contains, keyed by name: the form a lint rule sees, for Written.
+func ParsedFields(conf *service.ParsedConfig, names []string) (map[string]any, error) {
+	m := map[string]any{}
+	for _, f := range names {
+		if !conf.Contains(f) {
+			continue
+		}
+		v, err := conf.FieldAny(f)
+		if err != nil {
+			return nil, err
+		}
+		m[f] = v
+	}
+	return m, nil
+}
+
 // RawFromMap reads the table fields of a config as a lint rule sees it.
 func RawFromMap(m map[string]any) Raw {
 	r := Raw{Table: m[FieldTable]}

@@ -226,16 +226,9 @@ var tableDerivable = []string{fieldTopics, fieldTopicPattern, fieldPartitions, k
 
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
-	m := map[string]any{}
-	for _, f := range tableDerivable {
-		if !conf.Contains(f) {
-			continue
-		}
-		v, err := conf.FieldAny(f)
-		if err != nil {
-			return nil, err
-		}
-		m[f] = v
+	m, err := kafkatable.ParsedFields(conf, tableDerivable)
+	if err != nil {
+		return nil, err
 	}
 	return kafkatable.Written(m, tableDerivable, tableFieldDefaults), nil
 }
@@ -243,12 +236,8 @@ func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
 // tableFromParsed resolves the table of conf and its settings; nil without
 // a table.
 func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettings, error) {
-	raw, err := kafkatable.RawFromParsed(conf)
-	if err != nil || !raw.Set() {
-		return nil, tableSettings{}, err
-	}
-	t, err := raw.Resolve()
-	if err != nil {
+	t, err := kafkatable.ResolveParsed(conf)
+	if t == nil || err != nil {
 		return nil, tableSettings{}, err
 	}
 	set, err := writtenFields(conf)

@@ -135,16 +135,9 @@ var tableDerivable = []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliv
 
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
-	m := map[string]any{}
-	for _, f := range append(tableDerivable, FieldBatching) {
-		if !conf.Contains(f) {
-			continue
-		}
-		v, err := conf.FieldAny(f)
-		if err != nil {
-			return nil, err
-		}
-		m[f] = v
+	m, err := kafkatable.ParsedFields(conf, append(tableDerivable, FieldBatching))
+	if err != nil {
+		return nil, err
 	}
 	return written(m), nil
 }
@@ -166,12 +159,8 @@ func written(m map[string]any) map[string]any {
 // tableFromParsed resolves the table of conf and its settings; a nil codec
 // without a table.
 func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettings, error) {
-	raw, err := kafkatable.RawFromParsed(conf)
-	if err != nil || !raw.Set() {
-		return nil, tableSettings{}, err
-	}
-	t, err := raw.Resolve()
-	if err != nil {
+	t, err := kafkatable.ResolveParsed(conf)
+	if t == nil || err != nil {
 		return nil, tableSettings{}, err
 	}
 	set, err := writtenFields(conf)
