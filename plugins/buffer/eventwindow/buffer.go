@@ -768,7 +768,7 @@ func (b *Buffer) forgetLocked(it item) {
 		b.mu.heldRows -= it.rows
 	}
 	if it.res != nil {
-		b.settleLocked(it.res.seq)
+		b.settleLocked(it.res)
 	}
 }
 

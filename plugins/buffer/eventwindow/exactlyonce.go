@@ -1,6 +1,7 @@
 package eventwindow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -49,6 +50,7 @@ type pendingResult struct {
 	cut       txnoffsets.Cutoff
 	handed    bool // handed out by ReadBatch (not waiting in ready)
 	committed bool // its transaction committed
+	settled   bool // committed, or delivered by an output that is not transactional
 }
 
 // tokens reports whether window results carry txnoffsets.Result tokens:
@@ -94,13 +96,10 @@ func (b *Buffer) committedLocked(fireAt int64, key string, start int64) bool {
 }
 
 // sessionCommittedLocked reports whether session w is at or before the
-// restored cutoff, by fire time and key.
+// restored cutoff by fire time and key alone (its start may differ from
+// that of the session in the output, of which it is a part).
 func (b *Buffer) sessionCommittedLocked(w *window) bool {
-	if !b.mu.hasCutoff {
-		return false
-	}
-	c := b.mu.cutoff
-	return w.fireAt < c.FireAt || w.fireAt == c.FireAt && w.key <= c.Key
+	return b.committedLocked(w.fireAt, w.key, math.MinInt64)
 }
 
 // PrepareResults returns the offsets and window state to commit with the
@@ -123,6 +122,9 @@ func (b *Buffer) PrepareResults(seqs []uint64) ([]txnoffsets.SourceCommit, error
 	for _, r := range b.mu.results {
 		if r.seq > last {
 			break
+		}
+		if r.settled {
+			continue
 		}
 		if r.epoch != b.mu.epoch && slices.Contains(seqs, r.seq) {
 			b.mu.Unlock()
@@ -179,8 +181,11 @@ func (b *Buffer) ResultsCommitted(seqs []uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, s := range seqs {
-		if r := b.settleLocked(s); r != nil {
+		i, ok := slices.BinarySearchFunc(b.mu.results, s, func(r *pendingResult, s uint64) int { return cmp.Compare(r.seq, s) })
+		if ok {
+			r := b.mu.results[i]
 			r.committed = true
+			b.settleLocked(r)
 		}
 	}
 }
@@ -231,22 +236,15 @@ func (b *Buffer) dropRefsLocked(refs []*batchRef, nacks *acker) {
 	}
 }
 
-// settleLocked drops result seq from the pending results and returns it
-// (nil if it was not pending).
-func (b *Buffer) settleLocked(seq uint64) *pendingResult {
-	i, ok := slices.BinarySearchFunc(b.mu.results, seq, func(r *pendingResult, s uint64) int {
-		switch {
-		case r.seq < s:
-			return -1
-		case r.seq > s:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		return nil
+// settleLocked marks r settled and drops the settled results from the
+// front of the pending ones (results settle in order, but for those of a
+// batch whose acknowledgement comes after a later batch's commit).
+func (b *Buffer) settleLocked(r *pendingResult) {
+	r.settled = true
+	rs := b.mu.results
+	for len(rs) > 0 && rs[0].settled {
+		rs[0] = nil
+		rs = rs[1:]
 	}
-	r := b.mu.results[i]
-	b.mu.results = slices.Delete(b.mu.results, i, i+1)
-	return r
+	b.mu.results = rs
 }
