@@ -131,7 +131,8 @@ type WindowSource interface {
 	// record holds its partition back) and never move backwards. From then
 	// on the source commits these partitions itself only while none of
 	// their records is in flight. ErrSourceEnded means the source's session
-	// ended: it has nothing to commit any more.
+	// ended: the results made from its records must not commit, since
+	// the session that replaces it reads those records again.
 	PrepareWindows(cut Cutoff) ([]Commit, error)
 }
 

@@ -148,30 +148,20 @@ func (b *Buffer) PrepareResults(seqs []uint64) ([]txnoffsets.SourceCommit, error
 	}
 	b.mu.Unlock()
 
-	var (
-		out   []txnoffsets.SourceCommit
-		ended []txnoffsets.WindowSource
-	)
+	var out []txnoffsets.SourceCommit
 	for _, s := range sources {
 		commits, err := s.PrepareWindows(cut)
 		switch {
 		case errors.Is(err, txnoffsets.ErrSourceEnded):
-			ended = append(ended, s)
+			// Its successor reads these results' records again; the
+			// first of them resets the buffer (resetLocked), which then
+			// drops these results when they are refused.
+			return nil, fmt.Errorf("%w: consumer group %q: %w", ErrSourceReconnected, s.GroupID(), err)
 		case err != nil:
 			return nil, fmt.Errorf("event_window: consumer group %q: %w", s.GroupID(), err)
 		case len(commits) > 0:
 			out = append(out, txnoffsets.SourceCommit{Source: s, Commits: commits})
 		}
-	}
-	if len(ended) > 0 {
-		b.mu.Lock()
-		for _, s := range ended {
-			delete(b.mu.sources, s)
-			if b.mu.lastSource == s {
-				b.mu.lastSource = nil
-			}
-		}
-		b.mu.Unlock()
 	}
 	return out, nil
 }

@@ -280,8 +280,12 @@ func TestRestoredCutoffDropsReplayedSessions(t *testing.T) {
 	acks.waitAcked(t, 2)
 }
 
-// A source whose session ended is dropped: it has nothing to commit.
-func TestEndedSourceDropped(t *testing.T) {
+// Results made from the records of a source session that ended are refused:
+// committing them without that session's offsets and window state would
+// let its successor, which reads the records again, count them twice. The
+// session stays registered, so that its successor's first record resets
+// the buffer (TestSourceReconnectRecomputes).
+func TestEndedSourceRefusesResults(t *testing.T) {
 	t.Parallel()
 	b := newTestBuffer(t, eosTumbling)
 	src := &fakeWindowSource{ended: true}
@@ -292,13 +296,13 @@ func TestEndedSourceDropped(t *testing.T) {
 	}
 	batch, _ := readResults(t, b)
 	scs, err := b.PrepareResults(seqsOf(t, batch))
-	if err != nil || len(scs) != 0 {
-		t.Fatalf("PrepareResults = %v, %v; want nothing from an ended source", scs, err)
+	if !errors.Is(err, ErrSourceReconnected) || len(scs) != 0 {
+		t.Fatalf("PrepareResults = %v, %v; want ErrSourceReconnected for an ended source", scs, err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.mu.sources) != 0 {
-		t.Fatal("the ended source is still registered")
+	if _, ok := b.mu.sources[src]; !ok {
+		t.Fatal("the ended source is no longer registered: its successor would not reset the buffer")
 	}
 }
 
