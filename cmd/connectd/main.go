@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/urfave/cli/v2"
@@ -15,6 +16,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/devbroker"
+	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/speclint"
 	_ "github.com/connectd/connectd/plugins/bundle"
 )
@@ -42,7 +44,11 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(defaultGCPercent)
 	}
-	service.RunCLI(context.Background(),
+	// A component that cannot go on (internal/halt) asks for Benthos's
+	// graceful shutdown, in which outputs abort their open transactions; the
+	// run then exits 1 with the error.
+	halt.SetProcessHook(func(error) { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) })
+	code, err := service.RunCLIToCode(context.Background(),
 		service.CLIOptSetBinaryName("connectd"),
 		service.CLIOptSetProductName("connectd"),
 		service.CLIOptSetVersion(Version, DateBuilt),
@@ -61,6 +67,14 @@ func main() {
 			},
 		}, onRunFlags),
 	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err.Error())
+	}
+	if herr := halt.ProcessErr(); herr != nil {
+		fmt.Fprintf(os.Stderr, "connectd: the run stopped: %v\n", herr)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // onRunFlags runs when the run-style subcommands (run, streams, lint, echo,

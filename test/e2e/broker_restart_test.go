@@ -27,9 +27,24 @@ const (
 	// leaves the shared broker on 19092 alone. The data dir is fixed rather
 	// than a t.TempDir so that a broker leaked by a killed test run is found
 	// (and reused or replaced) by the next `up` instead of holding the ports.
-	privatePortBase = "29092"
-	privateDataDir  = "/tmp/connectd-kafka-restart"
+	// CONNECTD_E2E_PRIVATE_PORT_BASE moves both, for two checkouts testing on
+	// one machine at once.
+	defaultPrivatePortBase = "29092"
+	privateDataDirPrefix   = "/tmp/connectd-kafka-restart"
 )
+
+// privateInstance returns the port base and data dir of the private broker.
+func privateInstance() (portBase, dataDir string) {
+	portBase = defaultPrivatePortBase
+	if v := os.Getenv("CONNECTD_E2E_PRIVATE_PORT_BASE"); v != "" {
+		portBase = v
+	}
+	dataDir = privateDataDirPrefix
+	if portBase != defaultPrivatePortBase {
+		dataDir += "-" + portBase
+	}
+	return portBase, dataDir
+}
 
 // privateBroker is a second Apache Kafka broker started with scripts/kafka.sh
 // for one test, which may restart it.
@@ -78,6 +93,7 @@ func (b *privateBroker) script(timeout time.Duration, args ...string) (string, e
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(b.t), "scripts", "kafka.sh"), args...)
 	cmd.Dir = repoRoot(b.t)
+	privatePortBase, privateDataDir := privateInstance()
 	cmd.Env = append(os.Environ(),
 		"CONNECTD_KAFKA_PORT_BASE="+privatePortBase,
 		"CONNECTD_KAFKA_DATA="+privateDataDir,
