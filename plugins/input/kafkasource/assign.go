@@ -34,6 +34,9 @@ type assignment interface {
 	txnCommits(o *owner, pos map[topicPartition]int64, meta map[topicPartition]string) ([]txnoffsets.Commit, error)
 	// connected is the log line of a started session.
 	connected(rep startReport) string
+	// closing is the log line of what closing the clients waits for, ""
+	// for nothing worth saying.
+	closing() string
 }
 
 // newAssignment is the assignment conf asks for.

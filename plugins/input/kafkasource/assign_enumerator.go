@@ -57,3 +57,5 @@ func (a *enumeratorAssignment) connected(rep startReport) string {
 	return fmt.Sprintf("reading %d partitions (%d finished already) for consumer group %q, per reader %v",
 		rep.splits, rep.finished, a.conf.ConsumerGroup, rep.perReader)
 }
+
+func (a *enumeratorAssignment) closing() string { return "" }

@@ -83,6 +83,10 @@ func (a *groupAssignment) connected(startReport) string {
 	return fmt.Sprintf("%d readers joined consumer group %q", a.conf.Readers, a.conf.ConsumerGroup)
 }
 
+func (a *groupAssignment) closing() string {
+	return fmt.Sprintf("leaving consumer group %q", a.conf.ConsumerGroup)
+}
+
 // onAssigned starts tracking the partitions the coordinator gave reader i.
 // A partition starts at the group's committed offset; without one, the
 // client starts at committed_fallback, and the partition's position is
@@ -178,8 +182,10 @@ type pendingRevoke struct {
 
 func (r revokeReq) handle(o *owner) {
 	if r.commit {
-		if o.inFlight(r.tps) > 0 {
+		if n := o.inFlight(r.tps); n > 0 {
 			p := &pendingRevoke{req: r}
+			o.log.Infof("kafka_source: reader %d: waiting for %d unacknowledged records of %v before releasing them to consumer group %q",
+				r.reader, n, r.tps, o.conf.ConsumerGroup)
 			expire := func() { o.sess.send(revokeExpired{p: p}) }
 			t := time.AfterFunc(revokeWait, expire)
 			stopCtx := context.AfterFunc(r.ctx, expire)
@@ -232,13 +238,27 @@ func (o *owner) checkRevokes() {
 }
 
 // inFlight counts the records of tps that were fetched and neither
-// acknowledged nor nacked (nacked ones wait in the redelivery queue).
+// acknowledged nor nacked (nacked ones wait in the redelivery queue). Once
+// the session stops, records never handed out are not waited for: they will
+// not be.
 func (o *owner) inFlight(tps []topicPartition) int {
 	want := make(map[topicPartition]bool, len(tps))
 	for _, tp := range tps {
 		want[tp] = true
 	}
 	n := 0
+	if o.stopping {
+		for b, st := range o.batches {
+			if st.outstanding {
+				for _, p := range b.positions {
+					if want[p.tp] {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
 	for _, tp := range tps {
 		n += o.tracker.unacked(tp)
 	}
@@ -284,8 +304,16 @@ func (o *owner) release(r revokeReq) {
 		done(nil)
 		return
 	}
-	cl := r.client
-	o.commit(&commitJob{kind: commitRevoke, ctx: r.ctx, pos: pos, done: done,
+	ctx, cl := r.ctx, r.client
+	if o.stopping {
+		// The session is closing: the commit must not hold Close up
+		// when the broker does not answer.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, finalCommitTimeout)
+		next := done
+		done = func(err error) { cancel(); next(err) }
+	}
+	o.commit(&commitJob{kind: commitRevoke, ctx: ctx, pos: pos, done: done,
 		call: func(ctx context.Context) (kadm.OffsetResponses, error) { return commitMember(ctx, cl, pos) }})
 }
 

@@ -137,6 +137,9 @@ func (o *owner) startCommit(j *commitJob) {
 	if call == nil {
 		call = o.assign.commitCall(o, pos)
 	}
+	if j.kind == commitFinal {
+		o.log.Infof("kafka_source: closing: committing the offsets of %d partitions to consumer group %q", len(pos), o.conf.ConsumerGroup)
+	}
 	o.commits.inFlight = true
 	ctx := j.ctx
 	o.sess.goJob(func() {

@@ -248,6 +248,7 @@ type stopReadingReq struct{ reply chan struct{} }
 func (r stopReadingReq) handle(o *owner) {
 	o.stopping = true
 	o.stopTimers()
+	o.checkRevokes()
 	r.reply <- struct{}{}
 }
 

@@ -12,8 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// finalCommitTimeout bounds the offset commit made when a session ends.
-const finalCommitTimeout = 5 * time.Second
+// finalCommitTimeout bounds the offset commit made when a session ends (and
+// a group member's commit of the partitions it releases then): long enough
+// for a healthy broker, short enough that a source whose broker is gone
+// still closes in about a second and a half.
+const finalCommitTimeout = 1500 * time.Millisecond
 
 // session is one connection's life: its clients, its readers and its owner
 // (owner.go), which holds all of its changing state. The session value is
@@ -211,6 +214,9 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 		cancel()
 		posc := make(chan map[topicPartition]int64, 1)
 		sess.positions, _ = call(sess, endReq{reply: posc}, posc)
+		if msg := sess.assign.closing(); msg != "" && len(sess.clients) > 0 {
+			sess.log.Infof("kafka_source: %s", msg)
+		}
 		// A group member releases its partitions as its client closes:
 		// the owner still runs to handle that.
 		closeClients(sess.clients)
@@ -221,10 +227,18 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 	return sess.positions, sess.stopErr
 }
 
+// closeClients closes clients side by side: a group member waits for its
+// leave.
 func closeClients(clients []*kgo.Client) {
+	var wg sync.WaitGroup
 	for _, cl := range clients {
-		cl.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl.Close()
+		}()
 	}
+	wg.Wait()
 }
 
 // send hands r to the owner without waiting for it to be handled; false if
