@@ -20,6 +20,11 @@ import (
 // of the source's own that started before is on the broker before the
 // sink's transaction commits, and none that starts after touches the
 // sink's partitions while their records are in flight (selfCommits).
+//
+// Nothing is committed without a consumer group, or once the run is
+// stopping on an error (internal/halt): not periodically, not at the end of
+// a bounded read, not when the session ends, not when a group member
+// releases its partitions.
 
 const (
 	// limitStallWarning is how long a partition stays paused for
@@ -51,7 +56,7 @@ type commitJob struct {
 	pos  map[topicPartition]int64
 	call func(context.Context) (kadm.OffsetResponses, error)
 	// done runs on the owner once the commit is over (err nil when there
-	// was nothing to commit).
+	// was nothing to commit, or committing is off).
 	done func(error)
 }
 
@@ -68,6 +73,24 @@ type commitState struct {
 	lastRefresh time.Time
 	// ending: the final commit of a bounded read is queued or in flight.
 	ending bool
+	// haltLogged: the refusal to commit on a halted run was logged.
+	haltLogged bool
+}
+
+// commitsOffsets reports whether the source commits offsets at all: it has
+// a consumer group, and the run is not stopping on an error.
+func (o *owner) commitsOffsets() bool {
+	if o.conf.ConsumerGroup == "" {
+		return false
+	}
+	if err := o.halt.Err(); err != nil {
+		if !o.commits.haltLogged {
+			o.commits.haltLogged = true
+			o.log.Infof("kafka_source: committing no more offsets to consumer group %q: the run is stopping: %v", o.conf.ConsumerGroup, err)
+		}
+		return false
+	}
+	return true
 }
 
 // whenCommitIdle reports whether no commit is in flight; if one is, f runs
@@ -113,8 +136,12 @@ func (o *owner) commit(j *commitJob) {
 }
 
 // startCommit takes j's positions and starts its network call; with nothing
-// to commit it is done at once.
+// to commit (or committing off) it is done at once.
 func (o *owner) startCommit(j *commitJob) {
+	if !o.commitsOffsets() {
+		j.done(nil)
+		return
+	}
 	now := time.Now()
 	refresh := false
 	pos := j.pos

@@ -288,7 +288,7 @@ func (o *owner) finish() delivery {
 	if !drained {
 		return delivery{}
 	}
-	if committed {
+	if committed || !o.commitsOffsets() {
 		return delivery{end: true}
 	}
 	if !o.commits.ending {

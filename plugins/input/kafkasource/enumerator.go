@@ -411,6 +411,10 @@ func ownerSlot(topic string, partition int32, n int) int {
 // finishes within milliseconds of the EndTxn, long before a restarted
 // process reads offsets.
 func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
+	if group == "" {
+		// No consumer group: nothing is committed, nothing to resume.
+		return nil, nil
+	}
 	wait := 50 * time.Millisecond
 	unstableSince := time.Time{}
 	for {

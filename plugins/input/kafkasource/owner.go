@@ -8,6 +8,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/halt"
 )
 
 // This file is a session's owner: the one goroutine that owns the session's
@@ -61,6 +63,7 @@ type owner struct {
 	log     *service.Logger
 	metrics sourceMetrics
 	assign  assignment
+	halt    *halt.Run
 
 	// clients are the readers' clients and adm the admin client on the
 	// first, set by startReq.
@@ -109,13 +112,14 @@ type owner struct {
 	}
 }
 
-func newOwner(sess *session, a assignment) *owner {
+func newOwner(sess *session, a assignment, h *halt.Run) *owner {
 	o := &owner{
 		sess:     sess,
 		conf:     sess.conf,
 		log:      sess.log,
 		metrics:  sess.metrics,
 		assign:   a,
+		halt:     h,
 		tracker:  newOffsetTracker(sess.conf.CheckpointLimit),
 		readerOf: map[topicPartition]int{},
 		batches:  map[*fetchedBatch]*batchState{},

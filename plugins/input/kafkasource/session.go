@@ -126,7 +126,7 @@ func connect(ctx context.Context, s *source, resume, stops map[topicPartition]in
 	sess := newSession(s.conf, s.log, s.metrics)
 	a := newAssignment(s.conf, sess)
 	sess.assign = a
-	o := newOwner(sess, a)
+	o := newOwner(sess, a, s.halt)
 	// The owner runs before the clients exist: a group member's
 	// callbacks may fire as soon as its client is created.
 	go o.run(sess.quit)
@@ -162,6 +162,9 @@ func connect(ctx context.Context, s *source, resume, stops map[topicPartition]in
 	}
 	sess.startReaders()
 	s.log.Infof("kafka_source: %s", a.connected(rep))
+	if s.conf.ConsumerGroup == "" {
+		s.log.Infof("kafka_source: no consumer group: no offset is committed, and a restart reads from %s again", fieldStartFrom)
+	}
 	return sess, nil
 }
 

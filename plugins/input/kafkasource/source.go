@@ -10,6 +10,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
 )
 
@@ -80,6 +81,8 @@ type source struct {
 	conn    *kafkaconn.Connector
 	log     *service.Logger
 	metrics sourceMetrics
+	// halt is the run's halt state: once it stops, nothing is committed.
+	halt *halt.Run
 
 	// cur is the current session, nil between sessions.
 	cur atomic.Pointer[session]
@@ -98,6 +101,7 @@ func newSource(conf Config, mgr *service.Resources) *source {
 		conn:    kafkaconn.NewConnector(conf.Conn),
 		log:     mgr.Logger(),
 		metrics: newSourceMetrics(mgr.Metrics()),
+		halt:    halt.For(mgr),
 	}
 }
 

@@ -1,6 +1,7 @@
 package kafkasource
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -18,10 +19,16 @@ import (
 
 var _ txnoffsets.Source = (*session)(nil)
 
-// origin is the txnoffsets.Source the session's messages name.
-func (sess *session) origin() txnoffsets.Source { return sess }
+// origin is the txnoffsets.Source the session's messages name: the session,
+// or nil without a consumer group (nothing to commit, so no pairing).
+func (sess *session) origin() txnoffsets.Source {
+	if sess.conf.ConsumerGroup == "" {
+		return nil
+	}
+	return sess
+}
 
-// GroupID is the consumer group the offsets are committed to.
+// GroupID is the consumer group the offsets are committed to, "" for none.
 // It is configuration, answered without the owner: the event_window buffer
 // asks it of sessions that ended.
 func (sess *session) GroupID() string { return sess.conf.ConsumerGroup }
@@ -45,6 +52,16 @@ func notOwned(group string, tps []topicPartition, reason string) *txnoffsets.Not
 
 // errSessionEnded is the reason of Prepare's error once the session ended.
 const errSessionEnded = "the session that read them ended: the input reconnected or closed"
+
+// haltedErr is Prepare's error once the run is stopping on an error: the
+// sink's transaction must abort, so that nothing at or after the failing
+// record is marked done.
+func (o *owner) haltedErr() error {
+	if err := o.halt.Err(); err != nil {
+		return fmt.Errorf("kafka_source: consumer group %q commits no offsets: the run is stopping: %w", o.conf.ConsumerGroup, err)
+	}
+	return nil
+}
 
 // Prepare returns the offsets an exactly-once sink commits in its
 // transaction for origins, grouped by the member that owns each partition
@@ -85,6 +102,12 @@ func (r prepareReq) handle(o *owner) {
 }
 
 func (o *owner) prepare(ps map[topicPartition][]int64) prepared {
+	if o.conf.ConsumerGroup == "" {
+		return prepared{}
+	}
+	if err := o.haltedErr(); err != nil {
+		return prepared{err: err}
+	}
 	if o.stopped {
 		return prepared{err: notOwned(o.conf.ConsumerGroup, slices.Collect(maps.Keys(ps)), errSessionEnded)}
 	}

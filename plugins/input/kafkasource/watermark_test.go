@@ -593,7 +593,7 @@ func BenchmarkWatermarkStamp(b *testing.B) {
 			conf.Watermark.Enabled = on
 			conf.Watermark.Tracker.MaxOutOfOrderness = 5 * time.Second
 			sess := newSession(conf, res.Logger(), newSourceMetrics(res.Metrics()))
-			o := newOwner(sess, nil)
+			o := newOwner(sess, nil, nil)
 			fb := newFetchedBatch(recs, lags, metaDefault|sess.meta, nil)
 			var parts []*watermark.Partition
 			if on {

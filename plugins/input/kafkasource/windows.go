@@ -96,6 +96,12 @@ func (r prepareWindowsReq) handle(o *owner) {
 }
 
 func (o *owner) prepareWindows(cut txnoffsets.Cutoff) prepared {
+	if o.conf.ConsumerGroup == "" {
+		return prepared{}
+	}
+	if err := o.haltedErr(); err != nil {
+		return prepared{err: err}
+	}
 	if o.stopped {
 		return prepared{err: txnoffsets.ErrSourceEnded}
 	}
