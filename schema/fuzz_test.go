@@ -33,3 +33,15 @@ func FuzzParseDDL(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTranslateSQL: no panic on any input.
+func FuzzTranslateSQL(f *testing.F) {
+	for _, s := range []string{"price * (1 + amount)", "CASE WHEN a IS NOT NULL THEN a || 'x' ELSE CAST(b AS STRING) END",
+		"ts - INTERVAL '5' SECOND", "x NOT IN (1, 2) AND `a b`.c <> 3", "TO_TIMESTAMP_LTZ(ms, 3)", "UPPER(", "a <", "-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		_, _, _ = schema.TranslateSQL(sql)
+		_, _, _ = schema.TranslateSQLWith(sql, schema.DoubleLiterals)
+	})
+}
