@@ -453,15 +453,19 @@ func (p *parser) baseType(depth int) (*Type, error) {
 	t := &Type{}
 	var err error
 	switch strings.ToUpper(tok.text) {
+	// Without a length, CHAR and BINARY are of length 1 and VARCHAR and
+	// VARBINARY of the maximum length (STRING, BYTES), as in Flink SQL DDL
+	// (FlinkTypeSystem.getDefaultPrecision).
 	case "CHAR", "CHARACTER":
 		t.Kind = KindChar
+		def := 1
 		if p.accept("VARYING") {
-			t.Kind = KindVarchar
+			t.Kind, def = KindVarchar, MaxLength
 		}
-		t.Length, err = p.optParam(1)
+		t.Length, err = p.optParam(def)
 	case "VARCHAR":
 		t.Kind = KindVarchar
-		t.Length, err = p.optParam(1)
+		t.Length, err = p.optParam(MaxLength)
 	case "STRING":
 		t.Kind, t.Length = KindVarchar, MaxLength
 	case "BOOLEAN":
@@ -523,7 +527,7 @@ func (p *parser) baseType(depth int) (*Type, error) {
 		t.Length, err = p.optParam(1)
 	case "VARBINARY":
 		t.Kind = KindVarbinary
-		t.Length, err = p.optParam(1)
+		t.Length, err = p.optParam(MaxLength)
 	case "BYTES":
 		t.Kind, t.Length = KindVarbinary, MaxLength
 	case "ARRAY":
