@@ -269,10 +269,10 @@ func (x *sqlTranslator) primary() (string, error) {
 	t := x.cur()
 	switch t.kind {
 	case tNumber:
-		x.next()
 		if strings.Count(t.text, ".") > 1 {
 			return "", x.errf("bad number %s", t.text)
 		}
+		x.next()
 		if strings.HasSuffix(t.text, ".") {
 			return t.text + "0", nil
 		}
