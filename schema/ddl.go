@@ -273,15 +273,15 @@ func (p *parser) notEnforced() error {
 }
 
 func (p *parser) primaryKey(t *Table) error {
+	if t.PrimaryKey != nil {
+		return p.errf("the table has more than one PRIMARY KEY")
+	}
 	pk := &PrimaryKey{}
 	var err error
 	if p.accept("CONSTRAINT") {
 		if pk.Name, err = p.ident("a constraint name"); err != nil {
 			return err
 		}
-	}
-	if t.PrimaryKey != nil {
-		return p.errf("the table has more than one PRIMARY KEY")
 	}
 	if err := p.expect("PRIMARY", "KEY", "("); err != nil {
 		return err
