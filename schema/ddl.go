@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -350,6 +351,11 @@ func (p *parser) watermark(t *Table) error {
 	return nil
 }
 
+var (
+	wholeRE   = regexp.MustCompile(`^[0-9]+$`)
+	decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]*)?$`)
+)
+
 // interval parses `'n' unit` after INTERVAL.
 func (p *parser) interval() (time.Duration, error) {
 	numTok := p.cur()
@@ -385,11 +391,18 @@ func (p *parser) interval() (time.Duration, error) {
 			return 0, err
 		}
 	}
-	r, ok := new(big.Rat).SetString(strings.TrimSpace(n))
-	if !ok || r.Sign() < 0 {
-		return 0, &SyntaxError{Line: numTok.pos.line, Column: numTok.pos.col,
-			Msg: fmt.Sprintf("interval value '%s': want a non-negative number", n)}
+	// As Flink's (Calcite's) interval literals: digits, a fraction only
+	// with SECOND, spaces around and a + sign allowed; not negative here.
+	digits, want := wholeRE, "a non-negative whole number (a fraction only with SECOND)"
+	if d == time.Second {
+		digits, want = decimalRE, "a non-negative decimal number such as '5' or '0.5'"
 	}
+	v := strings.TrimPrefix(strings.TrimSpace(n), "+")
+	if !digits.MatchString(v) {
+		return 0, &SyntaxError{Line: numTok.pos.line, Column: numTok.pos.col,
+			Msg: fmt.Sprintf("interval value '%s' %s: want %s", n, strings.ToUpper(unit), want)}
+	}
+	r, _ := new(big.Rat).SetString(strings.TrimSuffix(v, "."))
 	r.Mul(r, new(big.Rat).SetInt64(int64(d)))
 	if !r.IsInt() || r.Num().BitLen() > 62 {
 		return 0, &SyntaxError{Line: numTok.pos.line, Column: numTok.pos.col,
