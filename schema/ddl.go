@@ -411,8 +411,8 @@ func (p *parser) interval() (time.Duration, error) {
 	return time.Duration(r.Num().Int64()), nil
 }
 
-// exprText consumes a SQL expression up to a top-level "," or ")" or
-// COMMENT, and returns its source text.
+// exprText consumes a SQL expression up to a "," or ")" or COMMENT outside
+// parentheses and brackets, and returns its source text.
 func (p *parser) exprText() (string, error) {
 	start := p.cur()
 	depth := 0
@@ -428,9 +428,9 @@ func (p *parser) exprText() (string, error) {
 				return "", p.errf("expected an expression, found %s", t.describe())
 			}
 			return text, nil
-		case t.is("("):
+		case t.is("(") || t.is("["):
 			depth++
-		case t.is(")"):
+		case t.is(")") || (t.is("]") && depth > 0):
 			depth--
 		}
 		end = t.end
