@@ -232,7 +232,7 @@ func renderTables(t *testing.T, tables []*schema.Table) string {
 func renderDDL(t *schema.Table) string {
 	var elems []string
 	for _, c := range t.Columns {
-		e := schema.QuoteIdent(c.Name)
+		e := quoteIdent(c.Name)
 		switch c.Kind {
 		case schema.Computed:
 			e += " AS " + c.Expr
@@ -252,16 +252,16 @@ func renderDDL(t *schema.Table) string {
 	if pk := t.PrimaryKey; pk != nil {
 		e := ""
 		if pk.Name != "" {
-			e = "CONSTRAINT " + schema.QuoteIdent(pk.Name) + " "
+			e = "CONSTRAINT " + quoteIdent(pk.Name) + " "
 		}
 		cols := make([]string, len(pk.Columns))
 		for i, c := range pk.Columns {
-			cols[i] = schema.QuoteIdent(c)
+			cols[i] = quoteIdent(c)
 		}
 		elems = append(elems, e+"PRIMARY KEY ("+strings.Join(cols, ", ")+") NOT ENFORCED")
 	}
 	if wm := t.Watermark; wm != nil {
-		col := schema.QuoteIdent(wm.Column)
+		col := quoteIdent(wm.Column)
 		e := "WATERMARK FOR " + col + " AS " + col
 		if wm.Delay != 0 {
 			e += " - INTERVAL '" + seconds(wm.Delay) + "' SECOND"
@@ -270,7 +270,7 @@ func renderDDL(t *schema.Table) string {
 	}
 	parts := strings.Split(t.Name, ".")
 	for i, p := range parts {
-		parts[i] = schema.QuoteIdent(p)
+		parts[i] = quoteIdent(p)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n  %s\n)", strings.Join(parts, "."), strings.Join(elems, ",\n  "))
@@ -317,6 +317,15 @@ func renderKey(t *schema.Table) string {
 		out += fmt.Sprintf(" %s=%s", k, quoteString(opts[k]))
 	}
 	return out
+}
+
+// quoteIdent is schema.QuoteIdent, and backquotes IF too: a table named
+// if would read as CREATE TABLE IF NOT EXISTS.
+func quoteIdent(name string) string {
+	if strings.EqualFold(name, "IF") {
+		return "`" + name + "`"
+	}
+	return schema.QuoteIdent(name)
 }
 
 func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
