@@ -438,7 +438,8 @@ func (p *parser) exprText() (string, error) {
 	}
 }
 
-// typ parses a type with its nullability.
+// typ parses a type with its nullability, and Flink's postfix form
+// `t ARRAY` of ARRAY<t>.
 func (p *parser) typ(depth int) (*Type, error) {
 	if depth > maxTypeDepth {
 		return nil, p.errf("type nested more than %d levels deep", maxTypeDepth)
@@ -447,6 +448,35 @@ func (p *parser) typ(depth int) (*Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.nullability(t)
+	for p.cur().is("ARRAY") {
+		if depth+height(t)+1 > maxTypeDepth {
+			return nil, p.errf("type nested more than %d levels deep", maxTypeDepth)
+		}
+		p.next()
+		t = &Type{Kind: KindArray, Elem: t}
+		p.nullability(t)
+	}
+	return t, nil
+}
+
+// height is how many levels of ARRAY, MAP and ROW t nests below itself.
+func height(t *Type) int {
+	kids := []*Type{t.Elem, t.Key, t.Value}
+	for _, f := range t.Fields {
+		kids = append(kids, f.Type)
+	}
+	h := 0
+	for _, k := range kids {
+		if k != nil {
+			h = max(h, height(k)+1)
+		}
+	}
+	return h
+}
+
+// nullability parses an optional NOT NULL or NULL after a type.
+func (p *parser) nullability(t *Type) {
 	if p.cur().is("NOT") && p.toks[p.i+1].is("NULL") {
 		p.next()
 		p.next()
@@ -454,7 +484,6 @@ func (p *parser) typ(depth int) (*Type, error) {
 	} else if p.accept("NULL") {
 		t.NotNull = false
 	}
-	return t, nil
 }
 
 func (p *parser) baseType(depth int) (*Type, error) {
