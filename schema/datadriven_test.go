@@ -268,12 +268,8 @@ func renderDDL(t *schema.Table) string {
 		}
 		elems = append(elems, e)
 	}
-	parts := strings.Split(t.Name, ".")
-	for i, p := range parts {
-		parts[i] = quoteIdent(p)
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (\n  %s\n)", strings.Join(parts, "."), strings.Join(elems, ",\n  "))
+	fmt.Fprintf(&b, "CREATE TABLE %s (\n  %s\n)", quoteName(t.Name), strings.Join(elems, ",\n  "))
 	if t.Comment != "" {
 		b.WriteString(" COMMENT " + quoteString(t.Comment))
 	}
@@ -317,6 +313,20 @@ func renderKey(t *schema.Table) string {
 		out += fmt.Sprintf(" %s=%s", k, quoteString(opts[k]))
 	}
 	return out
+}
+
+// quoteName renders a table name: its dot-separated parts each quoted. A
+// quoted part that holds a dot (`a.b`) is not told apart in Table.Name; a
+// name with an empty part is rendered as one identifier.
+func quoteName(name string) string {
+	parts := strings.Split(name, ".")
+	if slices.Contains(parts, "") {
+		return quoteIdent(name)
+	}
+	for i, p := range parts {
+		parts[i] = quoteIdent(p)
+	}
+	return strings.Join(parts, ".")
 }
 
 // quoteIdent is schema.QuoteIdent, and backquotes IF too: a table named
