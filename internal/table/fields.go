@@ -53,6 +53,7 @@ func Fields() []*service.ConfigField {
 				"(see Tables in the description): the table is the single source of truth, a field that the table also sets must agree " +
 				"with it (a contradiction is a config error naming the field and the option), and a WITH option that connectd does not " +
 				"support is an error naming it. Default: none. Flink: the table of `CREATE TABLE`.").
+			Example("user_events").
 			Example(map[string]any{
 				"name": "orders",
 				"columns": []any{
@@ -62,7 +63,6 @@ func Fields() []*service.ConfigField {
 				},
 				"options": map[string]any{"format": "json"},
 			}).
-			Example("user_events").
 			Optional(),
 		service.NewStringField(FieldCatalog).
 			Description("Path of a catalog file, relative to the working directory: `.sql` with Flink `CREATE TABLE` statements, or " +
