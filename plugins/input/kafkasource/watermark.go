@@ -11,9 +11,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/internal/watermark"
-	"github.com/connectd/connectd/plugins/processor/tablespec"
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/expr"
 )
@@ -139,7 +138,7 @@ func registerWatermarkLintMethod() bool {
 					return []any{}, nil
 				}
 				var t *schema.Table
-				if tt, ok, err := kafkatable.RawFromMap(m).LintResolve(); err == nil && ok {
+				if tt, ok, err := table.RawFromMap(m).LintResolve(); err == nil && ok {
 					t = tt
 				}
 				y, _ := m[fieldWatermark].(map[string]any)
@@ -244,7 +243,7 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 	if c.Column != "" && c.Expression == "" {
 		if t == nil {
 			errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s); without one the event time is the record timestamp",
-				path(fieldWMColumn), kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
+				path(fieldWMColumn), table.FieldTable, table.FieldCatalog, table.FieldDDL))
 		} else if !hasColumn(t, c.Column) {
 			errs = append(errs, fmt.Errorf("field %s: table %s has no column %q", path(fieldWMColumn), t.Name, c.Column))
 		}
@@ -256,7 +255,7 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 // clause and scan.watermark.* options; a YAML value that contradicts them is
 // an error (the table is the single source of truth).
 func (c *WatermarkConfig) applyTableWatermark(t *schema.Table, present bool) []error {
-	cf := kafkatable.NewConflicts(t)
+	cf := table.NewConflicts(t)
 	path := func(p ...string) string { return fieldWatermark + "." + strings.Join(p, ".") }
 	if wm := t.Watermark; wm != nil {
 		if !present {
@@ -581,7 +580,7 @@ func (sess *session) stampDelivery(b *fetchedBatch, batch service.MessageBatch) 
 				et := r.Timestamp.UnixMilli()
 				if w.expr != nil {
 					var ok bool
-					if et, ok = w.expr.eval(rowOf(batch[i]), batch[i]); !ok {
+					if et, ok = w.expr.eval(table.RowOf(batch[i]), batch[i]); !ok {
 						b.stamps[i] = wmStamp{none: true}
 						continue
 					}
@@ -704,18 +703,7 @@ func compileEventTime(t *schema.Table, src string) (*eventTimeExpr, error) {
 // eval returns the event time of row (the decoded row, or the JSON value)
 // of msg; ok is false when the expression fails or gives no time.
 func (x *eventTimeExpr) eval(row map[string]any, msg *service.Message) (int64, bool) {
-	in := expr.Input{Meta: map[string]any{}}
-	_ = msg.MetaWalkMut(func(k string, v any) error {
-		in.Meta[k] = v
-		return nil
-	})
-	if v, ok := in.Meta[tablespec.MetaTimestamp]; ok {
-		if ts, err := tablespec.ParseTimestamp(v); err == nil {
-			ts = ts.UTC()
-			in.KafkaTimestamp = &ts
-		}
-	}
-	act, err := x.env.Activation(row, in)
+	act, err := x.env.Activation(row, table.ExprInput(msg))
 	if err != nil {
 		return 0, false
 	}
@@ -724,19 +712,6 @@ func (x *eventTimeExpr) eval(row map[string]any, msg *service.Message) (int64, b
 		return 0, false
 	}
 	return eventTimeOf(v)
-}
-
-// rowOf is the content of msg as a row: a JSON object, else an empty row.
-func rowOf(msg *service.Message) map[string]any {
-	v, err := msg.AsStructured()
-	if err != nil {
-		return map[string]any{}
-	}
-	row, _ := v.(map[string]any)
-	if row == nil {
-		return map[string]any{}
-	}
-	return row
 }
 
 // leaveAlignment takes the session's tracker out of its alignment group.
