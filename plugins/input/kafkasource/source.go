@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/watermark"
 )
@@ -97,6 +98,9 @@ type source struct {
 	conn    *kafkaconn.Connector
 	log     *service.Logger
 	metrics sourceMetrics
+	// run is the stream's halt state: once it stops on an error, nothing is
+	// committed any more.
+	run *halt.Run
 
 	mu struct {
 		sync.Mutex
@@ -120,6 +124,7 @@ func newSource(conf Config, mgr *service.Resources) *source {
 		conn:    kafkaconn.NewConnector(conf.Conn),
 		log:     mgr.Logger(),
 		metrics: newSourceMetrics(mgr.Metrics()),
+		run:     halt.For(mgr),
 	}
 }
 
@@ -165,6 +170,7 @@ func (s *source) Connect(ctx context.Context) error {
 	}
 
 	sess := newSession(s.conf, clients, adm, s.log, s.metrics)
+	sess.run = s.run
 	consume := make([]map[string]map[int32]kgo.Offset, len(clients))
 	perReader := make([]int, len(clients))
 	finished := 0
@@ -227,6 +233,7 @@ func (s *source) Connect(ctx context.Context) error {
 // group, and partitions are tracked as the coordinator assigns them.
 func (s *source) connectGroup(ctx context.Context) error {
 	sess := newSession(s.conf, nil, nil, s.log, s.metrics)
+	sess.run = s.run
 	for i := range s.conf.Readers {
 		client, err := s.conn.Connect(ctx, append(s.conf.clientOpts(), sess.groupOpts(i)...)...)
 		if err != nil {
@@ -338,6 +345,8 @@ type session struct {
 	adm     *kadm.Client
 	log     *service.Logger
 	metrics sourceMetrics
+	// run is the stream's halt state (nil in unit tests of a bare session).
+	run *halt.Run
 	// clusterID is the cluster id read at connect ("" if unknown); see
 	// Cluster.
 	clusterID string
@@ -389,6 +398,11 @@ type session struct {
 		wmRelease []func()
 	}
 }
+
+// halted reports whether the run is ending on an error (internal/halt): from
+// then on nothing is committed, so no offset at or after the failing record
+// is marked done.
+func (sess *session) halted() bool { return sess.run != nil && sess.run.Stopped() }
 
 // bounded reports whether the read has stop offsets (stop_at is not none).
 func (sess *session) bounded() bool { return sess.conf.StopAt != StopNone }
@@ -849,6 +863,11 @@ func (sess *session) commit(ctx context.Context) error {
 		}
 	}
 	if len(pos) == 0 {
+		return nil
+	}
+	// Checked after the positions were chosen: an ack that lands just after
+	// the run stopped cannot slip into this commit.
+	if sess.halted() {
 		return nil
 	}
 	group := sess.conf.ConsumerGroup

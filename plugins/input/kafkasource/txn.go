@@ -51,12 +51,16 @@ func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, 
 	defer sess.commitMu.Unlock()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if sess.mu.stopped {
+	if sess.mu.stopped || sess.halted() {
 		all := make([]topicPartition, 0, len(ps))
 		for tp := range ps {
 			all = append(all, tp)
 		}
-		return nil, sess.notOwned(all, "the session that read them ended: the input reconnected or closed")
+		reason := "the session that read them ended: the input reconnected or closed"
+		if sess.halted() {
+			reason = "the run is ending on an error: " + sess.run.Err().Error()
+		}
+		return nil, sess.notOwned(all, reason)
 	}
 	pos, notTracked := sess.mu.tracker.prepareTxn(ps)
 	if len(notTracked) > 0 {

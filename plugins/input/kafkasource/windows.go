@@ -2,6 +2,7 @@ package kafkasource
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -74,6 +75,9 @@ func (sess *session) PrepareWindows(cut txnoffsets.Cutoff) ([]txnoffsets.Commit,
 	defer sess.mu.Unlock()
 	if sess.mu.stopped {
 		return nil, txnoffsets.ErrSourceEnded
+	}
+	if sess.halted() {
+		return nil, fmt.Errorf("kafka_source: not committing window state: the run is ending on an error: %w", sess.run.Err())
 	}
 	pos, readEnd := sess.mu.tracker.prepareWindows()
 	if len(pos) == 0 {
