@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -273,15 +274,15 @@ func (p *parser) notEnforced() error {
 }
 
 func (p *parser) primaryKey(t *Table) error {
+	if t.PrimaryKey != nil {
+		return p.errf("the table has more than one PRIMARY KEY")
+	}
 	pk := &PrimaryKey{}
 	var err error
 	if p.accept("CONSTRAINT") {
 		if pk.Name, err = p.ident("a constraint name"); err != nil {
 			return err
 		}
-	}
-	if t.PrimaryKey != nil {
-		return p.errf("the table has more than one PRIMARY KEY")
 	}
 	if err := p.expect("PRIMARY", "KEY", "("); err != nil {
 		return err
@@ -350,6 +351,11 @@ func (p *parser) watermark(t *Table) error {
 	return nil
 }
 
+var (
+	wholeRE   = regexp.MustCompile(`^[0-9]+$`)
+	decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]*)?$`)
+)
+
 // interval parses `'n' unit` after INTERVAL.
 func (p *parser) interval() (time.Duration, error) {
 	numTok := p.cur()
@@ -385,11 +391,18 @@ func (p *parser) interval() (time.Duration, error) {
 			return 0, err
 		}
 	}
-	r, ok := new(big.Rat).SetString(strings.TrimSpace(n))
-	if !ok || r.Sign() < 0 {
-		return 0, &SyntaxError{Line: numTok.pos.line, Column: numTok.pos.col,
-			Msg: fmt.Sprintf("interval value '%s': want a non-negative number", n)}
+	// As Flink's (Calcite's) interval literals: digits, a fraction only
+	// with SECOND, spaces around and a + sign allowed; not negative here.
+	digits, want := wholeRE, "a non-negative whole number (a fraction only with SECOND)"
+	if d == time.Second {
+		digits, want = decimalRE, "a non-negative decimal number such as '5' or '0.5'"
 	}
+	v := strings.TrimPrefix(strings.TrimSpace(n), "+")
+	if !digits.MatchString(v) {
+		return 0, &SyntaxError{Line: numTok.pos.line, Column: numTok.pos.col,
+			Msg: fmt.Sprintf("interval value '%s' %s: want %s", n, strings.ToUpper(unit), want)}
+	}
+	r, _ := new(big.Rat).SetString(strings.TrimSuffix(v, "."))
 	r.Mul(r, new(big.Rat).SetInt64(int64(d)))
 	if !r.IsInt() || r.Num().BitLen() > 62 {
 		return 0, &SyntaxError{Line: numTok.pos.line, Column: numTok.pos.col,
@@ -398,8 +411,8 @@ func (p *parser) interval() (time.Duration, error) {
 	return time.Duration(r.Num().Int64()), nil
 }
 
-// exprText consumes a SQL expression up to a top-level "," or ")" or
-// COMMENT, and returns its source text.
+// exprText consumes a SQL expression up to a "," or ")" or COMMENT outside
+// parentheses and brackets, and returns its source text.
 func (p *parser) exprText() (string, error) {
 	start := p.cur()
 	depth := 0
@@ -415,9 +428,9 @@ func (p *parser) exprText() (string, error) {
 				return "", p.errf("expected an expression, found %s", t.describe())
 			}
 			return text, nil
-		case t.is("("):
+		case t.is("(") || t.is("["):
 			depth++
-		case t.is(")"):
+		case t.is(")") || (t.is("]") && depth > 0):
 			depth--
 		}
 		end = t.end
@@ -425,7 +438,8 @@ func (p *parser) exprText() (string, error) {
 	}
 }
 
-// typ parses a type with its nullability.
+// typ parses a type with its nullability, and Flink's postfix form
+// `t ARRAY` of ARRAY<t>.
 func (p *parser) typ(depth int) (*Type, error) {
 	if depth > maxTypeDepth {
 		return nil, p.errf("type nested more than %d levels deep", maxTypeDepth)
@@ -434,6 +448,35 @@ func (p *parser) typ(depth int) (*Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.nullability(t)
+	for p.cur().is("ARRAY") {
+		if depth+height(t)+1 > maxTypeDepth {
+			return nil, p.errf("type nested more than %d levels deep", maxTypeDepth)
+		}
+		p.next()
+		t = &Type{Kind: KindArray, Elem: t}
+		p.nullability(t)
+	}
+	return t, nil
+}
+
+// height is how many levels of ARRAY, MAP and ROW t nests below itself.
+func height(t *Type) int {
+	kids := []*Type{t.Elem, t.Key, t.Value}
+	for _, f := range t.Fields {
+		kids = append(kids, f.Type)
+	}
+	h := 0
+	for _, k := range kids {
+		if k != nil {
+			h = max(h, height(k)+1)
+		}
+	}
+	return h
+}
+
+// nullability parses an optional NOT NULL or NULL after a type.
+func (p *parser) nullability(t *Type) {
 	if p.cur().is("NOT") && p.toks[p.i+1].is("NULL") {
 		p.next()
 		p.next()
@@ -441,7 +484,6 @@ func (p *parser) typ(depth int) (*Type, error) {
 	} else if p.accept("NULL") {
 		t.NotNull = false
 	}
-	return t, nil
 }
 
 func (p *parser) baseType(depth int) (*Type, error) {
@@ -453,15 +495,19 @@ func (p *parser) baseType(depth int) (*Type, error) {
 	t := &Type{}
 	var err error
 	switch strings.ToUpper(tok.text) {
+	// Without a length, CHAR and BINARY are of length 1 and VARCHAR and
+	// VARBINARY of the maximum length (STRING, BYTES), as in Flink SQL DDL
+	// (FlinkTypeSystem.getDefaultPrecision).
 	case "CHAR", "CHARACTER":
 		t.Kind = KindChar
+		def := 1
 		if p.accept("VARYING") {
-			t.Kind = KindVarchar
+			t.Kind, def = KindVarchar, MaxLength
 		}
-		t.Length, err = p.optParam(1)
+		t.Length, err = p.optParam(def)
 	case "VARCHAR":
 		t.Kind = KindVarchar
-		t.Length, err = p.optParam(1)
+		t.Length, err = p.optParam(MaxLength)
 	case "STRING":
 		t.Kind, t.Length = KindVarchar, MaxLength
 	case "BOOLEAN":
@@ -523,7 +569,7 @@ func (p *parser) baseType(depth int) (*Type, error) {
 		t.Length, err = p.optParam(1)
 	case "VARBINARY":
 		t.Kind = KindVarbinary
-		t.Length, err = p.optParam(1)
+		t.Length, err = p.optParam(MaxLength)
 	case "BYTES":
 		t.Kind, t.Length = KindVarbinary, MaxLength
 	case "ARRAY":

@@ -12,7 +12,7 @@ import (
 const ComputedSQL = "column names (a.b for ROW fields), numbers, 'strings', TRUE, FALSE, NULL, " +
 	"+ - * / %, || (string concatenation), = <> != < <= > >=, AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE, " +
 	"x [NOT] IN (...), CASE WHEN ... THEN ... [ELSE ...] END, CAST(x AS STRING | INT | BIGINT | SMALLINT | TINYINT | " +
-	"DOUBLE | FLOAT | DECIMAL | BOOLEAN | TIMESTAMP | TIMESTAMP_LTZ), INTERVAL 'n' SECOND | MINUTE | HOUR | DAY, " +
+	"DOUBLE | FLOAT | DECIMAL | BOOLEAN | TIMESTAMP | TIMESTAMP_LTZ | BYTES), INTERVAL 'n' SECOND | MINUTE | HOUR | DAY, " +
 	"UPPER, LOWER, TRIM, CHAR_LENGTH, CONCAT, TO_TIMESTAMP_LTZ(epoch, 0 | 3)"
 
 // TranslateSQL translates a Flink SQL expression (the `AS expr` of a computed
@@ -269,10 +269,10 @@ func (x *sqlTranslator) primary() (string, error) {
 	t := x.cur()
 	switch t.kind {
 	case tNumber:
-		x.next()
 		if strings.Count(t.text, ".") > 1 {
 			return "", x.errf("bad number %s", t.text)
 		}
+		x.next()
 		if strings.HasSuffix(t.text, ".") {
 			return t.text + "0", nil
 		}
@@ -387,6 +387,10 @@ func (x *sqlTranslator) cast() (string, error) {
 	}
 	var fn string
 	switch {
+	case (typ.IsString() || typ.IsBinary()) && (typ.Kind == KindChar || typ.Kind == KindBinary || typ.Length != MaxLength):
+		return "", &SyntaxError{Line: typTok.pos.line, Column: typTok.pos.col,
+			Msg: fmt.Sprintf("unsupported Flink SQL construct CAST(... AS %s) in a computed column: "+
+				"Flink fits the value to the length (VARCHAR and VARBINARY cut it, CHAR and BINARY also pad it); cast to STRING or BYTES", typ)}
 	case typ.IsString():
 		fn = "string"
 	case typ.Kind == KindTinyint, typ.Kind == KindSmallint, typ.Kind == KindInt, typ.Kind == KindBigint:

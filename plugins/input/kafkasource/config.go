@@ -11,8 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
-	"github.com/connectd/connectd/internal/kafkatable"
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 )
 
@@ -163,9 +162,9 @@ type Config struct {
 	// Table, when set, decodes each record into a row of a Flink table,
 	// whose WITH options also set the subscription, brokers, group, start
 	// and stop offsets and discovery interval (table.go). nil: no table.
-	Table *kafkatable.Codec
+	Table *table.Codec
 	// OnError is the bad-record policy with a Table. Default fail.
-	OnError tablespec.Policy
+	OnError table.Policy
 	// Watermark configures event time and watermarks (field watermark, or
 	// the table's WATERMARK FOR). Default: off.
 	Watermark WatermarkConfig
@@ -197,7 +196,7 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		c   Config
 		err error
 	)
-	table, tset, err := tableFromParsed(conf)
+	codec, tset, err := tableFromParsed(conf)
 	if err != nil {
 		// The table's problems first: the rest depends on its settings.
 		return c, err
@@ -298,22 +297,22 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.StopOffsets, err = offsetsFromParsed(conf, fieldStopOffsets); err != nil {
 		errs = append(errs, err)
 	}
-	if onError, _ := conf.FieldString(fieldOnError); table == nil && onError != string(tablespec.PolicyFail) {
-		errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s)", fieldOnError, kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
+	if onError, _ := conf.FieldString(fieldOnError); codec == nil && onError != string(table.PolicyFail) {
+		errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s)", fieldOnError, table.FieldTable, table.FieldCatalog, table.FieldDDL))
 	}
-	if table != nil {
-		c.Table = table
+	if codec != nil {
+		c.Table = codec
 		if s, err = conf.FieldString(fieldOnError); err != nil {
 			return c, err
 		}
-		c.OnError = tablespec.Policy(s)
+		c.OnError = table.Policy(s)
 		if err := c.applyTable(tset); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	var tbl *schema.Table
-	if table != nil {
-		tbl = table.Table()
+	if codec != nil {
+		tbl = codec.Table()
 	}
 	wm, wmErrs := watermarkFromParsed(conf, tbl)
 	c.Watermark = wm

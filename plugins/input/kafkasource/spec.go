@@ -18,8 +18,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
-	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/internal/speclint"
+	"github.com/connectd/connectd/internal/table"
 )
 
 // Field names of the kafka_source config.
@@ -112,8 +112,8 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldShard, Kind: speclint.Object},
 	speclint.Field{Path: fieldShard + "." + fieldShardIndex, Kind: speclint.Int},
 	speclint.Field{Path: fieldShard + "." + fieldShardCount, Kind: speclint.Int},
-	speclint.Field{Path: kafkatable.FieldCatalog, Kind: speclint.String},
-	speclint.Field{Path: kafkatable.FieldDDL, Kind: speclint.String},
+	speclint.Field{Path: table.FieldCatalog, Kind: speclint.String},
+	speclint.Field{Path: table.FieldDDL, Kind: speclint.String},
 	speclint.Field{Path: fieldOnError, Kind: speclint.String},
 )
 

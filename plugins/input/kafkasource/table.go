@@ -7,13 +7,14 @@ import (
 	"maps"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
-	"github.com/connectd/connectd/internal/kafkatable"
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 )
 
@@ -23,22 +24,11 @@ import (
 // typed row (the message becomes structured), as Flink's KafkaDynamicSource.
 
 // fieldOnError is the bad-record policy of a table source.
-const fieldOnError = "on_error"
+const fieldOnError = table.FieldOnError
 
 // tableFields are the fields of a table source.
 func tableFields() []*service.ConfigField {
-	return append(kafkatable.Fields("source"),
-		service.NewStringEnumField(fieldOnError, string(tablespec.PolicyFail), string(tablespec.PolicySkip), string(tablespec.PolicyDeadLetter)).
-			Description("With a `table`: what to do with a record whose key or value does not decode into a row. `fail` nacks its batch, "+
-				"so nothing after it is committed, and returns an error naming topic, partition and offset (Benthos logs it and reads again: "+
-				"the pipeline makes no progress until the record is dealt with); `skip` drops it, counts it in `kafka_source_skipped` and "+
-				"logs at most every 10s (its offset is committed with its batch); `dead_letter` delivers the message with its raw value bytes "+
-				"and the error set, for `catch`, `switch` (`errored()`) or `reject_errored` to route. Records that the format itself skips "+
-				"(`json.ignore-parse-errors`) and tombstones of a `kafka` table (as in Flink) are counted in `kafka_source_skipped`. "+
-				"Default `fail`. Flink: failing the job, or the format's `ignore-parse-errors`.").
-			Default(string(tablespec.PolicyFail)).
-			Advanced(),
-	)
+	return append(table.Fields(), table.OnErrorField("kafka_source", "decode").Advanced())
 }
 
 // tableSettings are the kafka_source settings a table derives; a zero
@@ -72,11 +62,11 @@ var (
 // contradicts them. Used by the constructor and by the lint rule.
 func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 	s := tableSettings{startTS: -1, stopTS: -1}
-	cf := kafkatable.NewConflicts(t)
+	cf := table.NewConflicts(t)
 	o := t.Options
 	if v, ok := o[schema.OptTopic]; ok {
-		s.topics = kafkatable.SplitList(v, ";")
-		if y, ok := set[fieldTopics]; ok && !kafkatable.SameSet(splitTopics(kafkatable.StringList(y)), s.topics) {
+		s.topics = table.SplitList(v, ";")
+		if y, ok := set[fieldTopics]; ok && !table.SameSet(splitTopics(table.StringList(y)), s.topics) {
 			cf.Add(fieldTopics, y, schema.OptTopic, v)
 		}
 	}
@@ -98,8 +88,8 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 		}
 	}
 	if v, ok := o[schema.OptBootstrapServers]; ok {
-		s.brokers = kafkatable.SplitList(v, ",")
-		if y, ok := set[kafkaconn.FieldSeedBrokers]; ok && !kafkatable.SameSet(kafkatable.StringList(y), s.brokers) {
+		s.brokers = table.SplitList(v, ",")
+		if y, ok := set[kafkaconn.FieldSeedBrokers]; ok && !table.SameSet(table.StringList(y), s.brokers) {
 			cf.Add(kafkaconn.FieldSeedBrokers, y, schema.OptBootstrapServers, v)
 		}
 	}
@@ -168,7 +158,7 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 // tableTimestamp reads a Flink timestamp option (milliseconds) that sets
 // field, recording a bad value or a contradicting YAML field in cf. ok is
 // false when the table does not set the option.
-func tableTimestamp(cf *kafkatable.Conflicts, set map[string]any, field, opt string, o map[string]string) (ms int64, ok bool) {
+func tableTimestamp(cf *table.Conflicts, set map[string]any, field, opt string, o map[string]string) (ms int64, ok bool) {
 	v, ok := o[opt]
 	if !ok {
 		return 0, false
@@ -187,7 +177,7 @@ func tableTimestamp(cf *kafkatable.Conflicts, set map[string]any, field, opt str
 
 // tableOffsets reads Flink's `partition:0,offset:42;...` option, which
 // applies to the table's single topic.
-func tableOffsets(cf *kafkatable.Conflicts, set map[string]any, field, opt string, o map[string]string, topics []string) map[topicPartition]int64 {
+func tableOffsets(cf *table.Conflicts, set map[string]any, field, opt string, o map[string]string, topics []string) map[topicPartition]int64 {
 	v, ok := o[opt]
 	if !ok {
 		return nil
@@ -226,17 +216,17 @@ var tableDerivable = []string{fieldTopics, fieldTopicPattern, fieldPartitions, k
 
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
-	m, err := kafkatable.ParsedFields(conf, tableDerivable)
+	m, err := table.ParsedFields(conf, tableDerivable)
 	if err != nil {
 		return nil, err
 	}
-	return kafkatable.Written(m, tableDerivable, tableFieldDefaults), nil
+	return table.Written(m, tableDerivable, tableFieldDefaults), nil
 }
 
 // tableFromParsed resolves the table of conf and its settings; nil without
 // a table.
-func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettings, error) {
-	t, err := kafkatable.ResolveParsed(conf)
+func tableFromParsed(conf *service.ParsedConfig) (*table.Codec, tableSettings, error) {
+	t, err := table.ResolveKafkaParsed(conf)
 	if t == nil || err != nil {
 		return nil, tableSettings{}, err
 	}
@@ -245,9 +235,9 @@ func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettin
 		return nil, tableSettings{}, err
 	}
 	s, errs := deriveTable(t, set)
-	codec, err := kafkatable.NewCodec(t)
+	codec, err := table.NewCodec(t)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err))
+		errs = append(errs, fmt.Errorf("field %s: %w", table.FieldTable, err))
 	}
 	return codec, s, errors.Join(errs...)
 }
@@ -261,7 +251,7 @@ func (c *Config) applyTable(s tableSettings) error {
 	if s.topicPattern != "" {
 		re, err := regexp.Compile("^(?:" + s.topicPattern + ")$")
 		if err != nil {
-			return fmt.Errorf("field %s: option '%s': %w", kafkatable.FieldTable, schema.OptTopicPattern, err)
+			return fmt.Errorf("field %s: option '%s': %w", table.FieldTable, schema.OptTopicPattern, err)
 		}
 		c.TopicPattern = re
 	}
@@ -293,17 +283,21 @@ func (c *Config) applyTable(s tableSettings) error {
 		c.DiscoveryInterval = *s.discovery
 	}
 	// The row needs the key, the position (for errors) and the metadata
-	// columns the table declares.
+	// columns the table declares (recordOf reads them back).
 	c.Metadata |= metaBitKey | metaBitTopic | metaBitPartition | metaBitOffset | metaBitTombstone | metaBitTimestampMs
 	for _, col := range c.Table.Table().Columns {
-		switch col.MetadataKey {
-		case "headers":
-			c.Metadata |= metaBitHeaders
-		case "leader-epoch":
-			c.Metadata |= metaBitLeaderEpoch
-		case "timestamp-type":
-			c.Metadata |= metaBitTimestampType
+		if col.Kind != schema.Metadata {
+			continue
 		}
+		name := table.MetadataName(col.MetadataKey)
+		if name == "" {
+			name = metaHeaders
+		}
+		set, err := parseMetaSet([]string{name})
+		if err != nil {
+			return fmt.Errorf("field %s: column %s: %w", table.FieldTable, col.Name, err)
+		}
+		c.Metadata |= set
 	}
 	return nil
 }
@@ -313,13 +307,13 @@ func (c *Config) applyTable(s tableSettings) error {
 // unsupported options, format options) and contradictions with YAML fields.
 const lintTableMethod = "kafka_source_table_problems"
 
-var _ = kafkatable.RegisterLintMethod(lintTableMethod, "kafka_source", lintTable)
+var _ = table.RegisterLintMethod(lintTableMethod, "kafka_source", lintTable)
 
 func lintTable(t *schema.Table, m map[string]any) []error {
-	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
+	set := table.Written(m, tableDerivable, tableFieldDefaults)
 	_, errs := deriveTable(t, set)
-	if _, err := kafkatable.NewCodec(t); err != nil {
-		errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err))
+	if _, err := table.NewCodec(t); err != nil {
+		errs = append(errs, fmt.Errorf("field %s: %w", table.FieldTable, err))
 	}
 	return errs
 }
@@ -327,9 +321,13 @@ func lintTable(t *schema.Table, m map[string]any) []error {
 // tableInput decodes the messages of a kafka_source into rows of its table.
 type tableInput struct {
 	service.BatchInput
-	codec   *kafkatable.Codec
+	codec   *table.Codec
 	headers bool // a metadata column reads the headers
-	bad     *tablespec.Bad
+	bad     *table.Bad
+	run     *halt.Run
+	// stopped is set when a bad record under on_error fail stopped the
+	// run: nothing more is read.
+	stopped atomic.Bool
 	// src is set when the event time comes from the row (watermark column
 	// or expression): rows are stamped after decoding (stampRows).
 	src    *source
@@ -338,7 +336,8 @@ type tableInput struct {
 }
 
 func newTableInput(in service.BatchInput, c Config, mgr *service.Resources) *tableInput {
-	ti := &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(), bad: tablespec.NewBad("kafka_source", c.OnError, mgr)}
+	ti := &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(),
+		bad: table.NewBad("kafka_source", c.OnError, mgr), run: halt.For(mgr)}
 	if src, ok := in.(*source); ok && c.Watermark.Enabled && (c.Watermark.Column != "" || c.Watermark.expr != nil) {
 		ti.src, ti.column, ti.expr = src, c.Watermark.Column, c.Watermark.expr
 	}
@@ -347,20 +346,29 @@ func newTableInput(in service.BatchInput, c Config, mgr *service.Resources) *tab
 
 // ReadBatch decodes each message of the next batch. A batch whose records
 // are all skipped is acknowledged at once and the next one is read.
+//
+// A record that does not decode under on_error fail stops the run
+// (table.Bad): its batch is nacked and none of it is delivered, so no
+// offset at or after the bad record can be committed, and ReadBatch then
+// waits for the shutdown that the stop starts (ctx ends).
 func (in *tableInput) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
 	for {
+		if in.stopped.Load() {
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		}
 		batch, ack, err := in.BatchInput.ReadBatch(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
 		out := make(service.MessageBatch, 0, len(batch))
 		for _, msg := range batch {
-			kept, err := in.decode(ctx, msg)
-			if err != nil {
-				// fail: the batch goes back to be read again, so no
-				// offset passes the bad record.
-				_ = ack(ctx, err)
-				return nil, nil, err
+			kept, stop := in.decode(ctx, msg)
+			if stop {
+				in.stopped.Store(true)
+				_ = ack(ctx, in.run.Err())
+				<-ctx.Done()
+				return nil, nil, ctx.Err()
 			}
 			out = append(out, kept...)
 		}
@@ -400,27 +408,31 @@ func (in *tableInput) stamp(batch service.MessageBatch) {
 	in.src.stampRows(batch, times, ok)
 }
 
-func (in *tableInput) decode(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
+// decode turns msg into its row, or applies on_error; stop is true when a
+// bad record stopped the run.
+func (in *tableInput) decode(ctx context.Context, msg *service.Message) (out service.MessageBatch, stop bool) {
 	rec, err := recordOf(msg, in.headers)
 	if err != nil {
-		return in.bad.Handle(msg, err)
+		return in.bad.Handle(msg, table.Locate(msg), err)
 	}
 	row, err := in.codec.Decode(ctx, rec)
-	if errors.Is(err, kafkatable.ErrSkipped) {
+	if errors.Is(err, table.ErrSkipped) {
 		in.bad.Skipped()
-		return nil, nil
+		return nil, false
 	}
 	if err != nil {
-		return in.bad.Handle(msg, err)
+		return in.bad.Handle(msg, table.Locate(msg), err)
 	}
 	msg.SetStructuredMut(row)
-	return service.MessageBatch{msg}, nil
+	return service.MessageBatch{msg}, false
 }
 
 // recordOf reads back the record of a message built by recordMessage;
-// headers says whether to collect the record headers.
-func recordOf(msg *service.Message, headers bool) (kafkatable.Record, error) {
-	r := kafkatable.Record{LeaderEpoch: -1}
+// headers says whether to collect the record headers. Once the session
+// hands its fetched records over, table.Codec.DecodeKafka decodes them
+// without this detour.
+func recordOf(msg *service.Message, headers bool) (table.Record, error) {
+	r := table.Record{LeaderEpoch: -1}
 	value, err := msg.AsBytes()
 	if err != nil {
 		return r, err
@@ -448,17 +460,9 @@ func recordOf(msg *service.Message, headers bool) (kafkatable.Record, error) {
 	if e, ok := metaValue[int](msg, metaLeaderEpoch); ok {
 		r.LeaderEpoch = int32(e)
 	}
-	if !headers {
-		return r, nil
+	if headers {
+		r.Headers = table.MessageHeaders(msg)
 	}
-	r.Headers = map[string][]byte{}
-	_ = msg.MetaWalkMut(func(k string, v any) error {
-		if !strings.HasPrefix(k, "kafka_") {
-			s, _ := v.(string)
-			r.Headers[k] = []byte(s)
-		}
-		return nil
-	})
 	return r, nil
 }
 

@@ -3,6 +3,7 @@ package kafkasource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/halt"
+	"github.com/connectd/connectd/internal/table"
 )
 
 // seedSourceDDL is the seed's kafka_source table (issue 5), with addr as
@@ -51,7 +53,7 @@ func TestTableDerivesSettings(t *testing.T) {
 		c.ConsumerGroup != "flink-consumer" || c.StartFrom != StartLatest || c.DiscoveryInterval != time.Minute || c.Table == nil {
 		t.Fatalf("derived config: topics %v brokers %v group %q start %s discovery %v", c.Topics, c.Conn.SeedBrokers, c.ConsumerGroup, c.StartFrom, c.DiscoveryInterval)
 	}
-	if c.OnError != tablespec.PolicyFail {
+	if c.OnError != table.PolicyFail {
 		t.Fatalf("on_error default %q", c.OnError)
 	}
 
@@ -157,11 +159,16 @@ func richDDL(addr, extra string) string {
 
 func buildTableInput(t *testing.T, yaml string) service.BatchInput {
 	t.Helper()
+	return buildTableInputIn(t, yaml, service.MockResources())
+}
+
+func buildTableInputIn(t *testing.T, yaml string, mgr *service.Resources) service.BatchInput {
+	t.Helper()
 	c, err := parseConfig(t, yaml)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := newTableInput(newSource(c, service.MockResources()), c, service.MockResources())
+	in := newTableInput(newSource(c, mgr), c, mgr)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if err := in.Connect(ctx); err != nil {
@@ -212,25 +219,45 @@ func TestTableSourceDecodesRows(t *testing.T) {
 
 func TestTableSourceBadRecords(t *testing.T) {
 	t.Parallel()
-	for _, policy := range []tablespec.Policy{tablespec.PolicyFail, tablespec.PolicySkip, tablespec.PolicyDeadLetter} {
+	for _, policy := range []table.Policy{table.PolicyFail, table.PolicySkip, table.PolicyDeadLetter} {
 		t.Run(string(policy), func(t *testing.T) {
 			t.Parallel()
 			addr := newCluster(t)
 			produce(t, addr,
 				&kgo.Record{Topic: "t", Partition: 0, Key: []byte(`{"id":1}`), Value: []byte(`{"name":`)},
 				&kgo.Record{Topic: "t", Partition: 0, Key: []byte(`{"id":2}`), Value: []byte(`{"name":"ok"}`)})
-			in := buildTableInput(t, yamlDDL(richDDL(addr, ""))+"on_error: "+string(policy)+"\nbatch_size: 2\n")
+			mgr := service.MockResources()
+			in := buildTableInputIn(t, yamlDDL(richDDL(addr, ""))+"on_error: "+string(policy)+"\nbatch_size: 2\n", mgr)
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
+			if policy == table.PolicyFail {
+				// The run stops (halt) naming the record; ReadBatch delivers
+				// nothing and waits for the shutdown (here: ctx ends when
+				// the run stops), and no offset is committed.
+				run := halt.For(mgr)
+				readCtx, stopRead := context.WithCancel(ctx)
+				go func() {
+					<-run.Done()
+					stopRead()
+				}()
+				batch, _, err := in.ReadBatch(readCtx)
+				if len(batch) != 0 || !errors.Is(err, context.Canceled) {
+					t.Fatalf("fail: want nothing delivered until the shutdown, got %d messages, %v", len(batch), err)
+				}
+				if err := run.Err(); err == nil || !strings.Contains(err.Error(), "kafka_source (topic t, partition 0, offset 0): value: ") {
+					t.Fatalf("fail: want the run stopped with an error naming topic, partition and offset, got %v", err)
+				}
+				if err := in.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if got := committedOffsets(t, addr, "g"); got[topicPartition{"t", 0}] > 0 {
+					t.Fatalf("fail: committed %v, want nothing past offset 0 of t/0 (the bad record)", got)
+				}
+				return
+			}
 			var got service.MessageBatch
 			for len(got) == 0 {
 				batch, ack, err := in.ReadBatch(ctx)
-				if policy == tablespec.PolicyFail {
-					if err == nil || !strings.Contains(err.Error(), "(topic t, partition 0, offset 0)") {
-						t.Fatalf("fail: want an error naming topic, partition and offset, got %v", err)
-					}
-					return
-				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -238,11 +265,11 @@ func TestTableSourceBadRecords(t *testing.T) {
 				_ = ack(ctx, nil)
 			}
 			switch policy {
-			case tablespec.PolicySkip:
+			case table.PolicySkip:
 				if len(got) != 1 || got[0].GetError() != nil {
 					t.Fatalf("skip: want only the good record, got %d messages", len(got))
 				}
-			case tablespec.PolicyDeadLetter:
+			case table.PolicyDeadLetter:
 				if len(got) < 1 || got[0].GetError() == nil {
 					t.Fatalf("dead_letter: want the bad record flagged, got %d messages", len(got))
 				}

@@ -8,9 +8,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/internal/watermark"
-	"github.com/connectd/connectd/plugins/processor/tablespec"
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/expr"
 )
@@ -136,7 +135,7 @@ func registerWatermarkLintMethod() bool {
 					return []any{}, nil
 				}
 				var t *schema.Table
-				if tt, ok, err := kafkatable.RawFromMap(m).LintResolve(); err == nil && ok {
+				if tt, ok, err := table.RawFromMap(m).LintResolve(); err == nil && ok {
 					t = tt
 				}
 				y, _ := m[fieldWatermark].(map[string]any)
@@ -241,7 +240,7 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 	if c.Column != "" && c.Expression == "" {
 		if t == nil {
 			errs = append(errs, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s); without one the event time is the record timestamp",
-				path(fieldWMColumn), kafkatable.FieldTable, kafkatable.FieldCatalog, kafkatable.FieldDDL))
+				path(fieldWMColumn), table.FieldTable, table.FieldCatalog, table.FieldDDL))
 		} else if !hasColumn(t, c.Column) {
 			errs = append(errs, fmt.Errorf("field %s: table %s has no column %q", path(fieldWMColumn), t.Name, c.Column))
 		}
@@ -253,7 +252,7 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 // clause and scan.watermark.* options; a YAML value that contradicts them is
 // an error (the table is the single source of truth).
 func (c *WatermarkConfig) applyTableWatermark(t *schema.Table, present bool) []error {
-	cf := kafkatable.NewConflicts(t)
+	cf := table.NewConflicts(t)
 	path := func(p ...string) string { return fieldWatermark + "." + strings.Join(p, ".") }
 	if wm := t.Watermark; wm != nil {
 		if !present {
@@ -369,18 +368,7 @@ func compileEventTime(t *schema.Table, src string) (*eventTimeExpr, error) {
 // eval returns the event time of row (the decoded row, or the JSON value)
 // of msg; ok is false when the expression fails or gives no time.
 func (x *eventTimeExpr) eval(row map[string]any, msg *service.Message) (int64, bool) {
-	in := expr.Input{Meta: map[string]any{}}
-	_ = msg.MetaWalkMut(func(k string, v any) error {
-		in.Meta[k] = v
-		return nil
-	})
-	if v, ok := in.Meta[tablespec.MetaTimestamp]; ok {
-		if ts, err := tablespec.ParseTimestamp(v); err == nil {
-			ts = ts.UTC()
-			in.KafkaTimestamp = &ts
-		}
-	}
-	act, err := x.env.Activation(row, in)
+	act, err := x.env.Activation(row, table.ExprInput(msg))
 	if err != nil {
 		return 0, false
 	}
@@ -391,25 +379,12 @@ func (x *eventTimeExpr) eval(row map[string]any, msg *service.Message) (int64, b
 	return eventTimeOf(v)
 }
 
-// rowOf is the content of msg as a row: a JSON object, else an empty row.
-func rowOf(msg *service.Message) map[string]any {
-	v, err := msg.AsStructured()
-	if err != nil {
-		return map[string]any{}
-	}
-	row, _ := v.(map[string]any)
-	if row == nil {
-		return map[string]any{}
-	}
-	return row
-}
-
 // eventTimes evaluates the expression over msgs; ok[i] is false where it
 // gives no event time.
 func (x *eventTimeExpr) eventTimes(msgs service.MessageBatch) (times []int64, ok []bool) {
 	times, ok = make([]int64, len(msgs)), make([]bool, len(msgs))
 	for i, msg := range msgs {
-		times[i], ok[i] = x.eval(rowOf(msg), msg)
+		times[i], ok[i] = x.eval(table.RowOf(msg), msg)
 	}
 	return times, ok
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
-	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/internal/table"
 )
 
 // DeliveryGuarantee is what the sink promises about a message once the input
@@ -142,7 +142,7 @@ type Config struct {
 	// key, timestamp and headers; its WITH options also set the topic,
 	// brokers, delivery guarantee, transactional id prefix and partitioner
 	// (table.go). nil: the message content is the value.
-	Table *kafkatable.Codec
+	Table *table.Codec
 }
 
 // ConfigFromParsed reads and validates a kafka_sink config.

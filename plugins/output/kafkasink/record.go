@@ -12,7 +12,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/internal/table"
 )
 
 // partitionUnassigned marks a record that has not been partitioned yet. The
@@ -33,7 +33,7 @@ type recordBuilder struct {
 	partitionMeta bool
 	// table encodes the message's row into value, key, timestamp and
 	// headers (table.go); nil without a table.
-	table *kafkatable.Codec
+	table *table.Codec
 }
 
 func newRecordBuilder(c Config) recordBuilder {

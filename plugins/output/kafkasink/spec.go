@@ -28,8 +28,8 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
-	"github.com/connectd/connectd/internal/kafkatable"
 	"github.com/connectd/connectd/internal/speclint"
+	"github.com/connectd/connectd/internal/table"
 )
 
 // Field names of the kafka_sink config. The connection fields come from
@@ -385,7 +385,7 @@ With exactly_once:
 				Default(defaultTimeout).
 				Advanced(),
 		).
-		Fields(kafkatable.Fields("sink")...).
+		Fields(table.Fields()...).
 		LintRule(lintRule).
 		Example("Key-partitioned JSON events",
 			"Writes each message to `orders`, keyed by its `customer_id` so that a customer's orders share a partition, "+
@@ -464,8 +464,8 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: FieldPartition, Kind: speclint.String},
 	speclint.Field{Path: FieldPartitionExpression, Kind: speclint.String},
 	speclint.Field{Path: FieldWriterIndex, Kind: speclint.Int},
-	speclint.Field{Path: kafkatable.FieldCatalog, Kind: speclint.String},
-	speclint.Field{Path: kafkatable.FieldDDL, Kind: speclint.String},
+	speclint.Field{Path: table.FieldCatalog, Kind: speclint.String},
+	speclint.Field{Path: table.FieldDDL, Kind: speclint.String},
 )
 
 // lintRule reports at lint time the problems that validate() also reports

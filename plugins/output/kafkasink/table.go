@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
-	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 )
 
@@ -23,10 +23,6 @@ import (
 // the key columns under `value.fields-include` = EXCEPT_KEY), the key from
 // the key columns (key.fields, or the PRIMARY KEY) with key.format, and the
 // record timestamp and headers from the writable metadata columns.
-
-// metaTombstone marks a delete for an upsert-kafka table, as kafka_source
-// sets it on a tombstone it read.
-const metaTombstone = "kafka_tombstone_message"
 
 // tableSettings are the kafka_sink settings a table derives; a zero field is
 // not set by the table.
@@ -45,14 +41,14 @@ type tableSettings struct {
 // deriveTable maps the WITH options of t onto kafka_sink settings and
 // reports every YAML field in set (the fields the user wrote) that
 // contradicts them. Used by the constructor and by the lint rule.
-func deriveTable(t *schema.Table, codec *kafkatable.Codec, set map[string]any) (s tableSettings, errs []error) {
-	cf := kafkatable.NewConflicts(t)
+func deriveTable(t *schema.Table, codec *table.Codec, set map[string]any) (s tableSettings, errs []error) {
+	cf := table.NewConflicts(t)
 	o := t.Options
 	if v, ok := o[schema.OptTopicPattern]; ok {
 		cf.Addf(FieldTopic, "option '%s' = '%s' is for reading; a sink table needs one 'topic'", schema.OptTopicPattern, v)
 	}
 	if v, ok := o[schema.OptTopic]; ok {
-		topics := kafkatable.SplitList(v, ";")
+		topics := table.SplitList(v, ";")
 		if len(topics) != 1 {
 			cf.Addf(FieldTopic, "option '%s' = '%s': a sink writes one topic", schema.OptTopic, v)
 		} else {
@@ -63,8 +59,8 @@ func deriveTable(t *schema.Table, codec *kafkatable.Codec, set map[string]any) (
 		}
 	}
 	if v, ok := o[schema.OptBootstrapServers]; ok {
-		s.brokers = kafkatable.SplitList(v, ",")
-		if y, ok := set[kafkaconn.FieldSeedBrokers]; ok && !kafkatable.SameSet(kafkatable.StringList(y), s.brokers) {
+		s.brokers = table.SplitList(v, ",")
+		if y, ok := set[kafkaconn.FieldSeedBrokers]; ok && !table.SameSet(table.StringList(y), s.brokers) {
 			cf.Add(kafkaconn.FieldSeedBrokers, y, schema.OptBootstrapServers, v)
 		}
 	}
@@ -100,7 +96,7 @@ func deriveTable(t *schema.Table, codec *kafkatable.Codec, set map[string]any) (
 		}
 		ts, headers, err := codec.WritableMetadata()
 		if err != nil {
-			defer func() { errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err)) }()
+			defer func() { errs = append(errs, fmt.Errorf("field %s: %w", table.FieldTable, err)) }()
 		}
 		if y, ok := set[FieldTimestampMs]; ok && ts != "" {
 			cf.Add(FieldTimestampMs, y, "column "+ts+" METADATA FROM", "timestamp")
@@ -135,7 +131,7 @@ var tableDerivable = []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliv
 
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
-	m, err := kafkatable.ParsedFields(conf, append(tableDerivable, FieldBatching))
+	m, err := table.ParsedFields(conf, append(tableDerivable, FieldBatching))
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +141,7 @@ func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
 // written returns the table-derivable fields of a config (parsed, or as the
 // lint rule sees it) that the user set; batching counts when it batches.
 func written(m map[string]any) map[string]any {
-	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
+	set := table.Written(m, tableDerivable, tableFieldDefaults)
 	if b, ok := m[FieldBatching].(map[string]any); ok {
 		for _, k := range []string{"count", "byte_size", "period", "check"} {
 			if v := fmt.Sprint(b[k]); b[k] != nil && v != "0" && v != "" {
@@ -158,8 +154,8 @@ func written(m map[string]any) map[string]any {
 
 // tableFromParsed resolves the table of conf and its settings; a nil codec
 // without a table.
-func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettings, error) {
-	t, err := kafkatable.ResolveParsed(conf)
+func tableFromParsed(conf *service.ParsedConfig) (*table.Codec, tableSettings, error) {
+	t, err := table.ResolveKafkaParsed(conf)
 	if t == nil || err != nil {
 		return nil, tableSettings{}, err
 	}
@@ -167,9 +163,9 @@ func tableFromParsed(conf *service.ParsedConfig) (*kafkatable.Codec, tableSettin
 	if err != nil {
 		return nil, tableSettings{}, err
 	}
-	codec, err := kafkatable.NewCodec(t)
+	codec, err := table.NewCodec(t)
 	if err != nil {
-		return nil, tableSettings{}, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err)
+		return nil, tableSettings{}, fmt.Errorf("field %s: %w", table.FieldTable, err)
 	}
 	s, errs := deriveTable(t, codec, set)
 	return codec, s, errors.Join(errs...)
@@ -182,7 +178,7 @@ func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
 	if s.topic != "" {
 		topic, err := service.NewInterpolatedString(s.topic)
 		if err != nil {
-			return fmt.Errorf("field %s: option '%s': %w", kafkatable.FieldTable, schema.OptTopic, err)
+			return fmt.Errorf("field %s: option '%s': %w", table.FieldTable, schema.OptTopic, err)
 		}
 		c.Topic = topic
 	}
@@ -218,7 +214,7 @@ const tableTimeout = 30 * time.Second
 
 // fillFromTable sets the value, key, timestamp and headers of r from the
 // row of msg.
-func fillFromTable(codec *kafkatable.Codec, msg *service.Message, r *kgo.Record) error {
+func fillFromTable(codec *table.Codec, msg *service.Message, r *kgo.Record) error {
 	v, err := msg.AsStructured()
 	if err != nil {
 		return fmt.Errorf("table %s: the message is not a row: %w", codec.Table().Name, err)
@@ -228,7 +224,7 @@ func fillFromTable(codec *kafkatable.Codec, msg *service.Message, r *kgo.Record)
 		return fmt.Errorf("table %s: want an object (a row), got %T", codec.Table().Name, v)
 	}
 	del := false
-	if t, ok := msg.MetaGetMut(metaTombstone); ok {
+	if t, ok := msg.MetaGetMut(table.MetaTombstone); ok {
 		del = t == true || fmt.Sprint(t) == "true"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tableTimeout)
@@ -258,12 +254,12 @@ func fillFromTable(codec *kafkatable.Codec, msg *service.Message, r *kgo.Record)
 // options, format options) and contradictions with YAML fields.
 const lintTableMethod = "kafka_sink_table_problems"
 
-var _ = kafkatable.RegisterLintMethod(lintTableMethod, "kafka_sink", lintTable)
+var _ = table.RegisterLintMethod(lintTableMethod, "kafka_sink", lintTable)
 
 func lintTable(t *schema.Table, m map[string]any) []error {
-	codec, err := kafkatable.NewCodec(t)
+	codec, err := table.NewCodec(t)
 	if err != nil {
-		return []error{fmt.Errorf("field %s: %w", kafkatable.FieldTable, err)}
+		return []error{fmt.Errorf("field %s: %w", table.FieldTable, err)}
 	}
 	s, errs := deriveTable(t, codec, written(m))
 	return append(errs, lintGuarantee(m, s)...)

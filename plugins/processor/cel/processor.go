@@ -8,8 +8,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
-	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema/expr"
 )
 
@@ -22,37 +21,29 @@ type config struct {
 }
 
 func configFromParsed(conf *service.ParsedConfig) (*config, error) {
-	var table any
-	if conf.Contains(tablespec.FieldTable) {
-		var err error
-		if table, err = conf.FieldAny(tablespec.FieldTable); err != nil {
-			return nil, err
-		}
+	raw, err := table.RawFromParsed(conf)
+	if err != nil {
+		return nil, err
 	}
-	catalog, _ := conf.FieldString(tablespec.FieldCatalog)
-	ddl, _ := conf.FieldString(tablespec.FieldDDL)
 	filter, _ := conf.FieldString(FieldFilter)
 	mapping, _ := conf.FieldString(FieldMap)
-	return newConfig(table, catalog, ddl, filter, mapping)
+	return newConfig(raw.Table, raw.Catalog, raw.DDL, filter, mapping)
 }
 
-// newConfig resolves the table (none when table, catalog and ddl are all
+// newConfig resolves the table (none when tbl, catalog and ddl are all
 // unset) and compiles the expressions, collecting every problem. Errors
 // name the field; CEL errors carry line:column and a caret.
-func newConfig(table any, catalog, ddl, filter, mapping string) (*config, error) {
+func newConfig(tbl any, catalog, ddl, filter, mapping string) (*config, error) {
 	if strings.TrimSpace(filter) == "" && strings.TrimSpace(mapping) == "" {
 		return nil, fmt.Errorf("field %s: set %s, %s or both", FieldFilter, FieldFilter, FieldMap)
 	}
-	var t *schema.Table // nil: no table
-	if table != nil || catalog != "" || ddl != "" {
-		var err error
-		if t, err = tablespec.ResolveTable(table, catalog, ddl); err != nil {
-			return nil, err
-		}
+	t, err := table.Raw{Table: tbl, Catalog: catalog, DDL: ddl}.Resolve() // nil: no table
+	if err != nil {
+		return nil, err
 	}
 	env, err := expr.NewEnv(t)
 	if err != nil {
-		return nil, fmt.Errorf("field %s: %w", tablespec.FieldTable, err)
+		return nil, fmt.Errorf("field %s: %w", table.FieldTable, err)
 	}
 	c := &config{env: env}
 	var errs []error
@@ -79,9 +70,9 @@ func newProcessor(c *config) *processor { return &processor{c: c} }
 // Process applies filter, then map. An evaluation error flags the message
 // and lets it through unchanged.
 func (p *processor) Process(_ context.Context, msg *service.Message) (service.MessageBatch, error) {
-	act, err := p.c.env.Activation(rowOf(msg), inputOf(msg))
+	act, err := p.c.env.Activation(table.RowOf(msg), table.ExprInput(msg))
 	if err != nil {
-		msg.SetError(fmt.Errorf("%s%s: the row does not fit the table: %w", component, tablespec.Locate(msg), err))
+		msg.SetError(fmt.Errorf("%s%s: the row does not fit the table: %w", component, table.Locate(msg), err))
 		return service.MessageBatch{msg}, nil
 	}
 	if f := p.c.filter; f != nil {
@@ -115,39 +106,8 @@ func (p *processor) Process(_ context.Context, msg *service.Message) (service.Me
 }
 
 func flag(msg *service.Message, field string, p *expr.Program, err error) (service.MessageBatch, error) {
-	msg.SetError(fmt.Errorf("%s%s: field %s: expression %q: %w", component, tablespec.Locate(msg), field, p.Source, err))
+	msg.SetError(fmt.Errorf("%s%s: field %s: expression %q: %w", component, table.Locate(msg), field, p.Source, err))
 	return service.MessageBatch{msg}, nil
-}
-
-// rowOf returns the message content as a row; content that is not a JSON
-// object is an empty row.
-func rowOf(msg *service.Message) map[string]any {
-	v, err := msg.AsStructured()
-	if err != nil {
-		return map[string]any{}
-	}
-	row, ok := v.(map[string]any)
-	if !ok {
-		return map[string]any{}
-	}
-	return row
-}
-
-// inputOf returns the metadata and Kafka timestamp of msg as CEL sees them.
-func inputOf(msg *service.Message) expr.Input {
-	var in expr.Input
-	in.Meta = map[string]any{}
-	_ = msg.MetaWalkMut(func(k string, v any) error {
-		in.Meta[k] = v
-		return nil
-	})
-	if v, ok := in.Meta[tablespec.MetaTimestamp]; ok {
-		if ts, err := tablespec.ParseTimestamp(v); err == nil {
-			ts = ts.UTC()
-			in.KafkaTimestamp = &ts
-		}
-	}
-	return in
 }
 
 func (p *processor) Close(context.Context) error { return nil }

@@ -7,7 +7,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/table"
 )
 
 const component = "cel"
@@ -90,7 +90,7 @@ division by zero, are still errors). Without it, guard nullable columns: `+"`amo
 				Example(`{"id": id, "amount_cents": int(amount * 100.0), "day": string(ts).substring(0, 10)}`).
 				Optional(),
 		).
-		Fields(tablespec.TableFields()...).
+		Fields(table.Fields()...).
 		LintRule(lintRule).
 		Example("WHERE and SELECT on decoded rows",
 			"Keep large refunds of a catalog table and project three columns, one computed; a row whose expression fails is flagged and goes to a dead-letter file.",
@@ -139,12 +139,12 @@ func init() {
 				}
 				filter, _ := m[FieldFilter].(string)
 				mapping, _ := m[FieldMap].(string)
-				catalog, _ := m[tablespec.FieldCatalog].(string)
-				ddl, _ := m[tablespec.FieldDDL].(string)
+				catalog, _ := m[table.FieldCatalog].(string)
+				ddl, _ := m[table.FieldDDL].(string)
 				if catalog != "" {
 					return []any{}, nil // the table is known only when the catalog is read
 				}
-				if _, err := newConfig(m[tablespec.FieldTable], "", ddl, filter, mapping); err != nil {
+				if _, err := newConfig(m[table.FieldTable], "", ddl, filter, mapping); err != nil {
 					return []any{err.Error()}, nil
 				}
 				return []any{}, nil

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/expr"
 	"github.com/connectd/connectd/schema/format"
@@ -28,11 +29,14 @@ type processor struct {
 	meta   []metaColumn
 	// computed evaluates the computed columns; nil when there are none.
 	computed *expr.Env
-	bad      *tablespec.Bad
+	bad      *table.Bad
+	// received counts the messages Process was given: the index that names
+	// a bad message without kafka_* metadata.
+	received atomic.Int64
 }
 
-func newProcessor(c *tablespec.Config, mgr *service.Resources) *processor {
-	p := &processor{codec: c.Codec, computed: c.Computed, bad: tablespec.NewBad(component, c.OnError, mgr)}
+func newProcessor(c *table.ProcessorConfig, mgr *service.Resources) *processor {
+	p := &processor{codec: c.Codec, computed: c.Computed, bad: table.NewBad(component, c.OnError, mgr)}
 	p.record, _ = c.Codec.(format.RecordCodec)
 	for _, col := range c.Table.Columns {
 		if col.Kind == schema.Metadata {
@@ -42,72 +46,62 @@ func newProcessor(c *tablespec.Config, mgr *service.Resources) *processor {
 	return p
 }
 
+// Process decodes msg into a row. A bad record goes by on_error; under
+// fail it is dropped and the run stops (Bad.Handle).
 func (p *processor) Process(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
-	data, err := msg.AsBytes()
+	index := p.received.Add(1) - 1
+	row, err := p.decode(ctx, msg)
 	if err != nil {
-		return p.bad.Handle(msg, err)
-	}
-	var row map[string]any
-	if p.record != nil {
-		row, err = p.record.DecodeRecord(ctx, data, tablespec.RecordOf(msg))
-	} else {
-		row, err = p.codec.Decode(data)
-	}
-	if err != nil {
-		return p.bad.Handle(msg, err)
+		out, _ := p.bad.Handle(msg, table.LocateIndex(msg, index), err)
+		return out, nil
 	}
 	if row == nil {
 		p.bad.Skipped()
 		return nil, nil
 	}
+	msg.SetStructuredMut(row)
+	return service.MessageBatch{msg}, nil
+}
+
+// decode returns the row of msg, nil when the format skips it.
+func (p *processor) decode(ctx context.Context, msg *service.Message) (map[string]any, error) {
+	data, err := msg.AsBytes()
+	if err != nil {
+		return nil, err
+	}
+	var row map[string]any
+	if p.record != nil {
+		row, err = p.record.DecodeRecord(ctx, data, table.FormatRecordOf(msg))
+	} else {
+		row, err = p.codec.Decode(data)
+	}
+	if row == nil || err != nil {
+		return nil, err
+	}
 	for _, mc := range p.meta {
 		v, err := metadataValue(msg, mc)
 		if err != nil {
-			return p.bad.Handle(msg, err)
+			return nil, err
 		}
 		row[mc.name] = v
 	}
 	if p.computed != nil {
 		if err := p.computed.EvalComputed(row, expr.Input{}); err != nil {
-			return p.bad.Handle(msg, err)
+			return nil, err
 		}
 	}
-	msg.SetStructuredMut(row)
-	return service.MessageBatch{msg}, nil
+	return row, nil
 }
 
-// kafkaMeta maps Flink's Kafka metadata keys to kafka_source metadata.
-var kafkaMeta = map[string]string{
-	"topic":          tablespec.MetaTopic,
-	"partition":      tablespec.MetaPartition,
-	"offset":         tablespec.MetaOffset,
-	"timestamp":      tablespec.MetaTimestamp,
-	"timestamp-type": "kafka_timestamp_type",
-	"leader-epoch":   "kafka_leader_epoch",
-}
-
+// metadataValue is the value of a metadata column, from the message
+// metadata that carries its key (table.MessageMetadata); missing metadata
+// is NULL.
 func metadataValue(msg *service.Message, mc metaColumn) (any, error) {
-	if mc.key == "headers" {
-		headers := map[string]any{}
-		_ = msg.MetaWalkMut(func(k string, v any) error {
-			if !strings.HasPrefix(k, "kafka_") {
-				headers[k] = []byte(fmt.Sprint(v))
-			}
-			return nil
-		})
-		return schema.Coerce(mc.typ, headers, mc.what)
+	v, err := table.MessageMetadata(msg, mc.key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", mc.what, err)
 	}
-	v, ok := msg.MetaGetMut(kafkaMeta[mc.key])
-	if !ok {
-		return schema.Coerce(mc.typ, nil, mc.what)
-	}
-	if mc.key == "timestamp" {
-		ts, err := tablespec.ParseTimestamp(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s %q is not milliseconds", mc.what, tablespec.MetaTimestamp, fmt.Sprint(v))
-		}
-		v = ts
-	} else if s, isString := v.(string); isString && !mc.typ.IsString() {
+	if s, isString := v.(string); isString && !mc.typ.IsString() {
 		v = strings.TrimSpace(s) // metadata set from YAML or headers is text
 	}
 	return schema.Coerce(mc.typ, v, mc.what)

@@ -1,7 +1,9 @@
 package tabledecode
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,20 +12,31 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/halt"
+	"github.com/connectd/connectd/internal/table"
 )
 
 func build(t *testing.T, conf string) (*processor, error) {
+	t.Helper()
+	return buildIn(t, conf, service.MockResources())
+}
+
+func buildIn(t *testing.T, conf string, mgr *service.Resources) (*processor, error) {
 	t.Helper()
 	parsed, err := Spec().ParseYAML(conf, nil)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	c, err := tablespec.FromParsed(parsed)
+	c, err := table.ProcessorFromParsed(parsed)
 	if err != nil {
 		return nil, err
 	}
-	return newProcessor(c, service.MockResources()), nil
+	return newProcessor(c, mgr), nil
+}
+
+// logTo returns resources whose logger writes to buf.
+func logTo(buf *bytes.Buffer) *service.Resources {
+	return service.MockResources(service.MockResourcesOptUseLogger(service.NewLoggerFromSlog(slog.New(slog.NewTextHandler(buf, nil)))))
 }
 
 func kafkaMsg(content string, offset int) *service.Message {
@@ -43,13 +56,27 @@ func TestPolicies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	fail, err := build(t, ordersDDL)
+	// fail: the record is dropped (it must not reach the output) and the
+	// run stops with an error naming topic, partition, offset and field,
+	// logged once at error level.
+	var logs bytes.Buffer
+	mgr := logTo(&logs)
+	fail, err := buildIn(t, ordersDDL, mgr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fail.Process(ctx, kafkaMsg(`{"id":null}`, 41)); err == nil ||
-		!strings.Contains(err.Error(), "table_decode (topic orders, partition 2, offset 41): format json: field id: NULL in a NOT NULL column") {
-		t.Fatalf("fail: want an error naming topic, partition, offset and field, got %v", err)
+	if out, err := fail.Process(ctx, kafkaMsg(`{"id":null}`, 41)); err != nil || len(out) != 0 {
+		t.Fatalf("fail: want the bad record dropped, got %v, %v", out, err)
+	}
+	const want = "table_decode (topic orders, partition 2, offset 41): format json: field id: NULL in a NOT NULL column"
+	if err := halt.For(mgr).Err(); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "on_error: fail ends the run") {
+		t.Fatalf("fail: want the run stopped with an error naming topic, partition, offset and field, got %v", err)
+	}
+	if out, err := fail.Process(ctx, kafkaMsg(`{`, 42)); err != nil || len(out) != 0 {
+		t.Fatalf("fail: a later bad record is dropped too, got %v, %v", out, err)
+	}
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "offset 41") {
+		t.Fatalf("fail: want one error log line naming offset 41, got %d:\n%s", n, logs.String())
 	}
 
 	skip, err := build(t, ordersDDL+"on_error: skip\n")

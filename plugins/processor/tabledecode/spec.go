@@ -6,7 +6,7 @@ package tabledecode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 )
 
@@ -49,18 +49,22 @@ subject `+"`<kafka_topic>-value`"+`, or `+"`avro-confluent.subject`"+`.
 
 ### Bad records
 
-`+"`on_error`"+` picks what happens to a record that does not decode: `+"`fail`"+` (the default) returns an error that
-names topic, partition and offset; `+"`skip`"+` drops it; `+"`dead_letter`"+` keeps the original bytes and flags the
-message with the error, so that a `+"`switch`"+` output on `+"`errored()`"+` or `+"`reject_errored`"+` can route it.
-A record that the format's own options skip (`+"`ignore-parse-errors`"+` on a record that is not JSON, a csv comment
+`+"`on_error`"+` picks what happens to a record that does not decode. `+"`fail`"+` (the default) ends the run, as a
+Flink job fails: the record is dropped before the output, nothing at or after it is committed (kafka_source commits no
+further offset, an exactly-once kafka_sink aborts), the error is logged once at error level naming topic, partition
+and offset (from the kafka_* metadata; for another input, the message index: how many messages the processor received
+before it), and connectd exits with code 1 printing it. `+"`skip`"+` drops it; `+"`dead_letter`"+` keeps the original
+bytes and flags the message with the error, so that a `+"`switch`"+` output on `+"`errored()`"+` or
+`+"`reject_errored`"+` can route it: these two keep the run going. A record that the format's own options skip
+(`+"`ignore-parse-errors`"+` on a record that is not JSON, Flink's `+"`format.ignore-parse-errors`"+`; a csv comment
 line) is dropped and counted as skipped.
 
 ### Metrics
 
 - `+"`table_decode_failed`"+`, `+"`table_decode_skipped`"+`, `+"`table_decode_dead_letter`"+` (counters): bad records by policy.
 `).
-		Fields(tablespec.Fields("decode")...).
-		LintRule(tablespec.LintRule).
+		Fields(table.ProcessorFields(component, "decode")...).
+		LintRule(table.LintRule).
 		Example("Orders from JSON with a dead-letter output",
 			"Decode JSON orders by a Flink DDL table; records that do not decode keep their bytes and go to a dead-letter file.",
 			`
@@ -103,7 +107,7 @@ pipeline:
 func init() {
 	service.MustRegisterProcessor(component, Spec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
-			c, err := tablespec.FromParsed(conf)
+			c, err := table.ProcessorFromParsed(conf)
 			if err != nil {
 				return nil, err
 			}

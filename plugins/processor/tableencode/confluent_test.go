@@ -81,14 +81,15 @@ func TestAvroConfluentRoundTrip(t *testing.T) {
 	bad.MetaSetMut("kafka_topic", "metrics")
 	bad.MetaSetMut("kafka_partition", 3)
 	bad.MetaSetMut("kafka_offset", 1234)
-	out, err := dec.Process(ctx, bad)
+	deadLetter := "  on_error: dead_letter\n"
+	out, err := buildProc(t, "table_decode:"+tbl+deadLetter).Process(ctx, bad)
 	if err != nil || len(out) != 1 || out[0].GetError() == nil ||
 		!strings.Contains(out[0].GetError().Error(), "table_decode (topic metrics, partition 3, offset 1234): format avro-confluent: schema id 42: schema registry GET "+reg.URL()+"/schemas/ids/42: HTTP 404, error_code 40403") {
 		t.Fatalf("unknown id: %v %v", out, err)
 	}
 	noTopic := service.NewMessage(nil)
 	noTopic.SetStructured(full)
-	out, _ = enc.Process(ctx, noTopic)
+	out, _ = buildProc(t, "table_encode:"+tbl+deadLetter).Process(ctx, noTopic)
 	if len(out) != 1 || out[0].GetError() == nil || !strings.Contains(out[0].GetError().Error(), "no subject: set the format option 'subject'") {
 		t.Fatalf("no topic: %v", out)
 	}

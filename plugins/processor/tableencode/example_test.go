@@ -68,6 +68,6 @@ table_encode:
 	}
 	// Output:
 	// a-1,21.5,2026-12-02 12:13:14.5Z,lab;north
-	// dead letter {"value":3}: table_encode: format csv: field sensor: NULL in a NOT NULL column
+	// dead letter {"value":3}: table_encode (message index 1): format csv: field sensor: NULL in a NOT NULL column
 	// "b,2",NULL,2026-12-02 12:13:15Z,""
 }

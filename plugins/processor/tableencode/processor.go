@@ -3,10 +3,11 @@ package tableencode
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema/format"
 )
 
@@ -14,30 +15,45 @@ type processor struct {
 	codec format.Codec
 	// record is codec as a RecordCodec, or nil.
 	record format.RecordCodec
-	bad    *tablespec.Bad
+	bad    *table.Bad
+	// received counts the messages Process was given: the index that names
+	// a bad message without kafka_* metadata.
+	received atomic.Int64
 }
 
+func newProcessor(c *table.ProcessorConfig, mgr *service.Resources) *processor {
+	p := &processor{codec: c.Codec, bad: table.NewBad(component, c.OnError, mgr)}
+	p.record, _ = c.Codec.(format.RecordCodec)
+	return p
+}
+
+// Process encodes the row of msg. A bad record goes by on_error; under
+// fail it is dropped and the run stops (Bad.Handle).
 func (p *processor) Process(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
-	v, err := msg.AsStructured()
+	index := p.received.Add(1) - 1
+	data, err := p.encode(ctx, msg)
 	if err != nil {
-		return p.bad.Handle(msg, fmt.Errorf("the message is not structured data: %w", err))
-	}
-	row, ok := v.(map[string]any)
-	if !ok {
-		return p.bad.Handle(msg, fmt.Errorf("want an object (a row), got %T", v))
-	}
-	var data []byte
-	if p.record != nil {
-		data, err = p.record.EncodeRecord(ctx, row, tablespec.RecordOf(msg))
-	} else {
-		data, err = p.codec.Encode(row)
-	}
-	if err != nil {
-		return p.bad.Handle(msg, err)
+		out, _ := p.bad.Handle(msg, table.LocateIndex(msg, index), err)
+		return out, nil
 	}
 	out := msg.Copy()
 	out.SetBytes(data)
 	return service.MessageBatch{out}, nil
+}
+
+func (p *processor) encode(ctx context.Context, msg *service.Message) ([]byte, error) {
+	v, err := msg.AsStructured()
+	if err != nil {
+		return nil, fmt.Errorf("the message is not structured data: %w", err)
+	}
+	row, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want an object (a row), got %T", v)
+	}
+	if p.record != nil {
+		return p.record.EncodeRecord(ctx, row, table.FormatRecordOf(msg))
+	}
+	return p.codec.Encode(row)
 }
 
 func (p *processor) Close(context.Context) error { return nil }

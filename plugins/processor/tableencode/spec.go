@@ -6,8 +6,7 @@ package tableencode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
-	"github.com/connectd/connectd/plugins/processor/tablespec"
-	"github.com/connectd/connectd/schema/format"
+	"github.com/connectd/connectd/internal/table"
 )
 
 const component = "table_encode"
@@ -27,16 +26,18 @@ milliseconds, bytes as base64. Metadata columns are not written: they belong to 
 
 ### Bad records
 
-`+"`on_error`"+`: `+"`fail`"+` (the default) returns an error naming topic, partition and offset when the message
-carries kafka_* metadata; `+"`skip`"+` drops the message; `+"`dead_letter`"+` keeps the message unchanged and flags it
-with the error for `+"`catch`"+`, `+"`switch`"+` (`+"`errored()`"+`) or `+"`reject_errored`"+` to route.
+`+"`on_error`"+`: `+"`fail`"+` (the default) ends the run as `+"`table_decode`"+`'s does: the message is dropped, nothing
+at or after it is committed, and connectd exits with code 1 and an error naming topic, partition and offset when the
+message carries kafka_* metadata, else its index. `+"`skip`"+` drops the message; `+"`dead_letter`"+` keeps the message
+unchanged and flags it with the error for `+"`catch`"+`, `+"`switch`"+` (`+"`errored()`"+`) or `+"`reject_errored`"+` to
+route: these two keep the run going.
 
 ### Metrics
 
 - `+"`table_encode_failed`"+`, `+"`table_encode_skipped`"+`, `+"`table_encode_dead_letter`"+` (counters): bad records by policy.
 `).
-		Fields(tablespec.Fields("encode")...).
-		LintRule(tablespec.LintRule).
+		Fields(table.ProcessorFields(component, "encode")...).
+		LintRule(table.LintRule).
 		Example("Rows to CSV",
 			"Write generated rows as CSV lines with a tab delimiter, by an inline YAML table.",
 			`
@@ -56,12 +57,10 @@ pipeline:
 func init() {
 	service.MustRegisterProcessor(component, Spec(),
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
-			c, err := tablespec.FromParsed(conf)
+			c, err := table.ProcessorFromParsed(conf)
 			if err != nil {
 				return nil, err
 			}
-			p := &processor{codec: c.Codec, bad: tablespec.NewBad(component, c.OnError, mgr)}
-			p.record, _ = c.Codec.(format.RecordCodec)
-			return p, nil
+			return newProcessor(c, mgr), nil
 		})
 }

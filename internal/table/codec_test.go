@@ -1,10 +1,14 @@
-package kafkatable
+package table
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/registry/registrytest"
@@ -95,5 +99,88 @@ func TestCodecConfluentKey(t *testing.T) {
 	del, err := c.Encode(ctx, map[string]any{"id": 5}, "m", true)
 	if err != nil || del.Value != nil || len(del.Key) == 0 {
 		t.Fatalf("delete: key %x value %x err %v", del.Key, del.Value, err)
+	}
+}
+
+// DecodeKafka decodes a record as the client fetched it: key, value and
+// every readable metadata column straight from the *kgo.Record.
+func TestCodecDecodeKafka(t *testing.T) {
+	t.Parallel()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics("x"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	ts := time.UnixMilli(1700000000123)
+	for _, r := range []*kgo.Record{
+		{Topic: "x", Partition: 1, Key: []byte(`{"id":6}`), Value: []byte(`{"name":"grace"}`), Timestamp: ts},
+		{Topic: "x", Partition: 1, Key: []byte(`{"id":7}`), Value: []byte(`{"name":"ada"}`), Timestamp: ts,
+			Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("abc")}, {Key: "kafka_x", Value: []byte("kept")}}},
+	} {
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var fetched []*kgo.Record
+	for len(fetched) < 2 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		fetched = append(fetched, fs.Records()...)
+	}
+
+	c, err := NewCodec(table(t, `CREATE TABLE t (
+	  k_id BIGINT, name STRING,
+	  ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+	  part INT METADATA FROM 'partition' VIRTUAL,
+	  off BIGINT METADATA FROM 'offset' VIRTUAL,
+	  src STRING METADATA FROM 'topic' VIRTUAL,
+	  hdrs MAP<STRING, BYTES> METADATA FROM 'headers',
+	  epoch INT METADATA FROM 'leader-epoch' VIRTUAL,
+	  tstype STRING METADATA FROM 'timestamp-type' VIRTUAL
+	) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'json', 'key.format' = 'json', 'key.fields' = 'k_id',
+	        'key.fields-prefix' = 'k_', 'value.fields-include' = 'EXCEPT_KEY')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := c.DecodeKafka(ctx, fetched[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row["k_id"] != int64(7) || row["name"] != "ada" || row["part"] != int64(1) || row["off"] != int64(1) ||
+		row["src"] != "x" || row["tstype"] != TimestampTypeCreate || row["epoch"] != int64(fetched[1].LeaderEpoch) {
+		t.Fatalf("row = %#v", row)
+	}
+	if got, ok := row["ts"].(time.Time); !ok || !got.Equal(ts) {
+		t.Fatalf("ts = %#v, want %v", row["ts"], ts)
+	}
+	h, _ := row["hdrs"].(map[string]any)
+	if len(h) != 2 || string(h["trace"].([]byte)) != "abc" || string(h["kafka_x"].([]byte)) != "kept" {
+		t.Fatalf("headers = %#v: a record's headers are all its headers", row["hdrs"])
+	}
+	if row, err := c.DecodeKafka(ctx, fetched[0]); err != nil || row["off"] != int64(0) || len(row["hdrs"].(map[string]any)) != 0 {
+		t.Fatalf("first record: row %#v, err %v", row, err)
+	}
+	if got := LocateRecord(fetched[1]); got != " (topic x, partition 1, offset 1)" {
+		t.Fatalf("LocateRecord = %q", got)
+	}
+}
+
+// FromKafka maps the record attributes to the Java client's timestamp
+// types; a record without a timestamp type has no timestamp.
+func TestFromKafkaTimestampType(t *testing.T) {
+	t.Parallel()
+	r := FromKafka(&kgo.Record{Topic: "x", Timestamp: time.UnixMilli(5), LeaderEpoch: -1})
+	if r.TimestampType != TimestampTypeCreate || !r.HasTimestamp || r.metadataOf("leader-epoch") != nil {
+		t.Fatalf("zero attributes: %+v", r)
 	}
 }

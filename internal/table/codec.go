@@ -1,4 +1,4 @@
-package kafkatable
+package table
 
 import (
 	"context"
@@ -9,13 +9,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/expr"
 	"github.com/connectd/connectd/schema/format"
 	"github.com/connectd/connectd/schema/format/avroconfluent"
 )
 
-// Record is a Kafka record as Codec sees it.
+// Record is a Kafka record as Codec sees it. FromKafka makes one from a
+// fetched record.
 type Record struct {
 	Topic     string
 	Partition int32
@@ -23,13 +26,40 @@ type Record struct {
 	// Key is nil for a null key.
 	Key []byte
 	// Value is nil for a tombstone.
-	Value         []byte
-	Timestamp     time.Time
-	HasTimestamp  bool
+	Value        []byte
+	Timestamp    time.Time
+	HasTimestamp bool
+	// TimestampType is CreateTime, LogAppendTime or NoTimestampType, as
+	// Kafka's Java client names them.
 	TimestampType string
 	// LeaderEpoch is -1 when unknown.
 	LeaderEpoch int32
-	Headers     map[string][]byte
+	Headers     []kgo.RecordHeader
+}
+
+// Timestamp types, as Kafka's Java client names them.
+const (
+	TimestampTypeCreate    = "CreateTime"
+	TimestampTypeLogAppend = "LogAppendTime"
+	TimestampTypeNone      = "NoTimestampType"
+)
+
+// FromKafka returns the Record of a fetched record; it shares r's key,
+// value and headers.
+func FromKafka(r *kgo.Record) Record {
+	rec := Record{
+		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
+		Timestamp: r.Timestamp, LeaderEpoch: r.LeaderEpoch, Headers: r.Headers,
+	}
+	switch r.Attrs.TimestampType() {
+	case 0:
+		rec.TimestampType, rec.HasTimestamp = TimestampTypeCreate, true
+	case 1:
+		rec.TimestampType, rec.HasTimestamp = TimestampTypeLogAppend, true
+	default:
+		rec.TimestampType = TimestampTypeNone
+	}
+	return rec
 }
 
 // keyColumn is a key column: its table name and its field name in the key
@@ -183,6 +213,12 @@ func (c confluentKey) EncodeRecord(ctx context.Context, row map[string]any, rec 
 // tombstone of a plain kafka table (Flink drops those too).
 var ErrSkipped = errors.New("record skipped")
 
+// DecodeKafka returns the row of a fetched record (see Decode): the way a
+// source decodes, with no detour through message metadata.
+func (c *Codec) DecodeKafka(ctx context.Context, r *kgo.Record) (map[string]any, error) {
+	return c.Decode(ctx, FromKafka(r))
+}
+
 // Decode returns the row of a record: key columns from the key, physical
 // columns from the value (the value wins for a column in both, as in
 // Flink), metadata columns from the record, then computed columns. An
@@ -243,7 +279,7 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 		}
 	}
 	for _, mc := range c.meta {
-		v, err := schema.Coerce(mc.typ, metadataOf(r, mc.key), "metadata column "+mc.name)
+		v, err := schema.Coerce(mc.typ, r.metadataOf(mc.key), "metadata column "+mc.name)
 		if err != nil {
 			return nil, err
 		}
@@ -260,36 +296,6 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 		}
 	}
 	return row, nil
-}
-
-func metadataOf(r Record, key string) any {
-	switch key {
-	case "topic":
-		return r.Topic
-	case "partition":
-		return int64(r.Partition)
-	case "offset":
-		return r.Offset
-	case "timestamp":
-		if !r.HasTimestamp {
-			return nil
-		}
-		return r.Timestamp
-	case "timestamp-type":
-		return r.TimestampType
-	case "leader-epoch":
-		if r.LeaderEpoch < 0 {
-			return nil
-		}
-		return int64(r.LeaderEpoch)
-	case "headers":
-		m := make(map[string]any, len(r.Headers))
-		for k, v := range r.Headers {
-			m[k] = v
-		}
-		return m
-	}
-	return nil
 }
 
 // WritableMetadata checks the metadata columns of a sink table: like
