@@ -54,8 +54,11 @@ func (a *enumeratorAssignment) txnCommits(_ *owner, pos map[topicPartition]int64
 }
 
 func (a *enumeratorAssignment) connected(rep startReport) string {
-	return fmt.Sprintf("reading %d partitions (%d finished already) for consumer group %q, per reader %v",
-		rep.splits, rep.finished, a.conf.ConsumerGroup, rep.perReader)
+	group := "without a consumer group"
+	if a.conf.ConsumerGroup != "" {
+		group = fmt.Sprintf("for consumer group %q", a.conf.ConsumerGroup)
+	}
+	return fmt.Sprintf("reading %d partitions (%d finished already) %s, per reader %v", rep.splits, rep.finished, group, rep.perReader)
 }
 
 func (a *enumeratorAssignment) closing() string { return "" }
