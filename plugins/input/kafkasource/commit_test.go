@@ -56,18 +56,10 @@ func newSourceIn(t *testing.T, yaml string, mgr *service.Resources, edit func(*C
 // commitIdle waits until s has no commit in flight.
 func commitIdle(t *testing.T, s *source) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		var busy bool
-		onOwner(s, func(o *owner) { busy = o.commits.inFlight || len(o.commits.queue) > 0 })
-		if !busy {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a commit is still in flight")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "no commit in flight", func() (idle bool) {
+		onOwner(s, func(o *owner) { idle = !o.commits.inFlight && len(o.commits.queue) == 0 })
+		return idle
+	})
 }
 
 // TestSourceHaltCommitsNothing: once the run stops on an error

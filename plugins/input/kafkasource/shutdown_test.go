@@ -71,18 +71,10 @@ func TestSourceIdleCloseIsQuick(t *testing.T) {
 // waitFetchedAhead waits until s has fetched records it has not handed out.
 func waitFetchedAhead(t *testing.T, s *source) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		var n int
-		onOwner(s, func(o *owner) { n = o.undelivered })
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no record fetched ahead")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "records fetched ahead", func() (ahead bool) {
+		onOwner(s, func(o *owner) { ahead = o.undelivered > 0 })
+		return ahead
+	})
 }
 
 // TestSourceGroupCloseWaitsForRecordsInFlight: a group member that closes
@@ -97,18 +89,14 @@ func TestSourceGroupCloseWaitsForRecordsInFlight(t *testing.T) {
 	b := readRecords(t, s, 1)[0]
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close(context.Background()) }()
-	deadline := time.Now().Add(testTimeout)
-	for !strings.Contains(logs.String(), "waiting for 1 unacknowledged records of [t/0]") {
+	waitFor(t, "Close to log its wait for the record in flight", func() bool {
 		select {
 		case err := <-closed:
 			t.Fatalf("Close returned (%v) with a record in flight", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Close logged no wait for the record in flight:\n%s", logs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(logs.String(), "waiting for 1 unacknowledged records of [t/0]")
+	})
 	if err := b.ack(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
