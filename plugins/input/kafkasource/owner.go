@@ -26,9 +26,10 @@ import (
 //   - readers hand over each poll's records (fetchReq, delivery.go) and get
 //     back the batch to build messages for;
 //   - ReadBatch asks for the next batch to hand out (nextReq), redeliveries
-//     first; the owner stamps event time and watermarks on it as it leaves;
-//     a table source in column mode has its decoded rows stamped
-//     (stampRowsReq, eventtime.go);
+//     first; the owner observes its event times on the watermark partitions
+//     as it leaves and returns the stamps (watermark, late) that ReadBatch
+//     puts on the messages; a table source in column mode has its decoded
+//     rows stamped the same way (stampRowsReq, eventtime.go);
 //   - acknowledgements send ackReq and nackReq without waiting;
 //   - the exactly-once sink and the event_window buffer ask for offsets
 //     (prepareReq, txn.go; prepareWindowsReq, windows.go) and report
