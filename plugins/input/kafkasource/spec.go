@@ -470,8 +470,8 @@ With a watermark:
 				Advanced(),
 			service.NewStringEnumField(fieldStartFrom, string(StartEarliest), string(StartLatest), string(StartCommitted), string(StartTimestamp), string(StartOffsets)).
 				Description("Where a partition without an offset committed in `consumer_group` starts reading: `earliest` (log start), "+
-					"`latest` (end of the partition, resolved once at connect), `committed` (`committed_fallback`; needs "+
-					"`consumer_group`), `timestamp` (the first record whose timestamp is at or after `start_timestamp`, else the end "+
+					"`latest` (end of the partition, resolved once at connect), `committed` (where `committed_fallback` says: "+
+					"only the group's committed offsets place partitions; needs `consumer_group`), `timestamp` (the first record whose timestamp is at or after `start_timestamp`, else the end "+
 					"of the partition), or `offsets` (the offsets in `start_offsets`; unlisted partitions go to `committed_fallback`). "+
 					"A partition with a committed offset resumes there in every mode: the group's committed offsets are the "+
 					"pipeline's state, and Flink too applies `scan.startup.mode` only to a job started without state, resuming from "+
