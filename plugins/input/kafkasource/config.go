@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -15,8 +16,12 @@ import (
 	"github.com/connectd/connectd/schema"
 )
 
-// StartFrom says where reading begins for a partition the first time a
-// process connects. Flink: `scan.startup.mode`.
+// StartFrom says where reading begins for a partition that has no offset
+// committed in the consumer group (or for every partition without a group,
+// or with reset_offsets). A partition with a committed offset starts there
+// whatever StartFrom says: the committed offsets are the pipeline's state,
+// as a Flink job restored from a checkpoint ignores `scan.startup.mode`.
+// Flink: `scan.startup.mode`.
 type StartFrom string
 
 const (
@@ -28,14 +33,15 @@ const (
 	StartLatest StartFrom = "latest"
 	// StartCommitted starts at the consumer group's committed offset (Flink
 	// `group-offsets`), falling back to CommittedFallback when there is none.
+	// It needs a consumer group.
 	StartCommitted StartFrom = "committed"
 	// StartTimestamp starts at the first offset whose record timestamp is at
 	// or after Config.StartTimestamp, else at the end offset (Flink
 	// `timestamp`, `scan.startup.timestamp-millis`).
 	StartTimestamp StartFrom = "timestamp"
 	// StartOffsets starts at the offsets of Config.StartOffsets; unlisted
-	// partitions start at the committed offset, else at the log start (Flink
-	// `specific-offsets`, `scan.startup.specific-offsets`).
+	// partitions start at CommittedFallback (Flink `specific-offsets`,
+	// `scan.startup.specific-offsets`).
 	StartOffsets StartFrom = "offsets"
 )
 
@@ -116,8 +122,14 @@ type Config struct {
 	// DiscoveryInterval between metadata scans for new partitions and
 	// topics; 0 turns discovery off. Default 5m.
 	DiscoveryInterval time.Duration
-	// ConsumerGroup receives the committed offsets. No default.
+	// ConsumerGroup receives the committed offsets, and a partition with an
+	// offset committed in it starts there. "" (the default): no group,
+	// nothing is committed, and every start begins at StartFrom.
 	ConsumerGroup string
+	// ResetOffsets applies StartFrom to every partition at the start of
+	// the process, ignoring and overwriting the group's committed offsets
+	// (each move is logged). Default false.
+	ResetOffsets bool
 	// StartFrom: default StartCommitted.
 	StartFrom StartFrom
 	// CommittedFallback: default FallbackEarliest.
@@ -228,6 +240,9 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
 			return c, err
 		}
+	}
+	if c.ResetOffsets, err = conf.FieldBool(fieldResetOffsets); err != nil {
+		return c, err
 	}
 	s, err := conf.FieldString(fieldStartFrom)
 	if err != nil {
@@ -375,9 +390,11 @@ func (c Config) validate() error {
 	if c.DiscoveryInterval < 0 {
 		errs = append(errs, fmt.Errorf("field %s: must not be negative (0 turns discovery off), got %v", fieldDiscoveryInterval, c.DiscoveryInterval))
 	}
-	if strings.TrimSpace(c.ConsumerGroup) == "" {
-		errs = append(errs, fmt.Errorf("field %s: a group id is required (offsets are committed to it)", fieldConsumerGroup))
+	table := ""
+	if c.Table != nil {
+		table = c.Table.Table().Name
 	}
+	errs = append(errs, groupProblems(c.ConsumerGroup, c.StartFrom, c.Assignment, c.ResetOffsets, table)...)
 	switch c.StartFrom {
 	case StartEarliest, StartLatest, StartCommitted, StartTimestamp, StartOffsets:
 	default:
@@ -428,6 +445,108 @@ func (c Config) validate() error {
 			fieldShard, fieldShardIndex, fieldShard, fieldShardCount, c.Shard.Count, c.Shard.Index))
 	}
 	return errors.Join(errs...)
+}
+
+// groupProblems returns the problems of the settings that depend on the
+// consumer group: those that need one when group is "" (start_from:
+// committed, assignment: group, reset_offsets), a blank group, and the
+// combinations reset_offsets does not take. table is the name of the
+// config's table ("" if none), whose options can set the group and the
+// start mode. Used by validate and by the lint rule.
+func groupProblems(group string, start StartFrom, assignment Assignment, reset bool, table string) []error {
+	var errs []error
+	if reset && assignment == AssignmentGroup {
+		errs = append(errs, fmt.Errorf("field %s: not used with %s: %s (members start at the group's committed offsets; "+
+			"reset those with kafka-consumer-groups.sh --reset-offsets while no member runs)", fieldResetOffsets, fieldAssignment, AssignmentGroup))
+	}
+	if reset && start == StartCommitted {
+		errs = append(errs, fmt.Errorf("field %s: set %s to where the offsets are reset to (%s, %s, %s or %s); with %s there is nothing to reset to",
+			fieldResetOffsets, fieldStartFrom, StartEarliest, StartLatest, StartTimestamp, StartOffsets, StartCommitted))
+	}
+	if group != "" {
+		if strings.TrimSpace(group) == "" {
+			errs = append(errs, fmt.Errorf("field %s: %q is blank; give a group id, or leave the field out to read without a group", fieldConsumerGroup, group))
+		}
+		return errs
+	}
+	set := "set " + fieldConsumerGroup
+	modes := fmt.Sprintf("set %s to %s, %s, %s or %s", fieldStartFrom, StartEarliest, StartLatest, StartTimestamp, StartOffsets)
+	if table != "" {
+		set = fmt.Sprintf("set option '%s' of table %s (or %s)", schema.OptGroupID, table, fieldConsumerGroup)
+		modes = fmt.Sprintf("set option '%s' of table %s to earliest-offset, latest-offset, timestamp or specific-offsets", schema.OptStartupMode, table)
+	}
+	if start == StartCommitted {
+		errs = append(errs, fmt.Errorf("field %s: required with %s: %s (the default), which starts at the group's committed offsets: "+
+			"%s, or %s to read without a group (nothing is committed; every start begins at %s)",
+			fieldConsumerGroup, fieldStartFrom, StartCommitted, set, modes, fieldStartFrom))
+	}
+	if assignment == AssignmentGroup {
+		errs = append(errs, fmt.Errorf("field %s: required with %s: %s (the readers join the group): %s",
+			fieldConsumerGroup, fieldAssignment, AssignmentGroup, set))
+	}
+	if reset {
+		errs = append(errs, fmt.Errorf("field %s: needs %s: without a group there are no committed offsets to reset", fieldResetOffsets, fieldConsumerGroup))
+	}
+	return errs
+}
+
+// groupLintMethod is the Bloblang method the lint rule calls on the whole
+// config: groupProblems, with the group and start mode a table sets.
+const groupLintMethod = "kafka_source_group_problems"
+
+var _ = registerGroupLintMethod()
+
+func registerGroupLintMethod() bool {
+	bloblang.MustRegisterMethodV2(groupLintMethod,
+		bloblang.NewPluginSpec().
+			Category("Connectd internal").
+			Description("Returns the problems of the consumer group settings of a kafka_source config as a list of strings. Used by kafka_source's lint rule."),
+		func(*bloblang.ParsedParams) (bloblang.Method, error) {
+			return func(v any) (any, error) {
+				m, ok := v.(map[string]any)
+				if !ok {
+					return []any{}, nil
+				}
+				out := []any{}
+				for _, e := range lintGroup(m) {
+					out = append(out, e.Error())
+				}
+				return out, nil
+			}, nil
+		})
+	return true
+}
+
+// lintGroup is groupProblems for a config as the lint rule sees it (m, with
+// defaults filled in). A table that does not resolve is left to the table's
+// own lint problems.
+func lintGroup(m map[string]any) []error {
+	str := func(f, def string) string {
+		if s, ok := m[f].(string); ok {
+			return s
+		}
+		return def
+	}
+	group := str(fieldConsumerGroup, "")
+	start := StartFrom(str(fieldStartFrom, string(defaultStartFrom)))
+	reset, _ := m[fieldResetOffsets].(bool)
+	tableName := ""
+	raw := table.RawFromMap(m)
+	if raw.Set() {
+		t, ok, err := raw.LintResolve()
+		if err != nil || !ok {
+			return nil
+		}
+		tableName = t.Name
+		s, _ := deriveTable(t, table.Written(m, tableDerivable, tableFieldDefaults))
+		if s.group != "" {
+			group = s.group
+		}
+		if s.startFrom != "" {
+			start = s.startFrom
+		}
+	}
+	return groupProblems(group, start, Assignment(str(fieldAssignment, string(defaultAssignment))), reset, tableName)
 }
 
 // clientOpts returns the consumer options of this config, to be added to the

@@ -163,7 +163,7 @@ func (s *source) Connect(ctx context.Context) error {
 	s.mu.Lock()
 	resume, stops := s.mu.resume, s.mu.stops
 	s.mu.Unlock()
-	splits, err := enumerate(ctx, adm, s.conf, resume, stops)
+	splits, err := enumerate(ctx, adm, s.conf, resume, stops, s.log)
 	if err != nil {
 		closeAll()
 		return err
@@ -841,6 +841,16 @@ func (sess *session) commitLoop(ctx context.Context) {
 func (sess *session) commit(ctx context.Context) error {
 	sess.commitMu.Lock()
 	defer sess.commitMu.Unlock()
+	if sess.conf.ConsumerGroup == "" {
+		// No group: nothing to commit to. The positions count as
+		// committed, so that a bounded read ends.
+		sess.mu.Lock()
+		for tp, o := range sess.mu.tracker.selfCommits(false) {
+			sess.mu.tracker.markCommitted(tp, o)
+		}
+		sess.mu.Unlock()
+		return nil
+	}
 
 	now := time.Now()
 	refresh := now.Sub(sess.lastRefresh) >= max(offsetRefreshPeriod, sess.conf.CommitPeriod)

@@ -30,6 +30,7 @@ const (
 	fieldPartitions        = "partitions"
 	fieldDiscoveryInterval = "discovery_interval"
 	fieldConsumerGroup     = "consumer_group"
+	fieldResetOffsets      = "reset_offsets"
 	fieldStartFrom         = "start_from"
 	fieldCommittedFallback = "committed_fallback"
 	fieldIsolationLevel    = "isolation_level"
@@ -94,6 +95,7 @@ var lintFields = append(kafkaconn.LintFields(),
 	speclint.Field{Path: fieldPartitions, Kind: speclint.Object},
 	speclint.Field{Path: fieldDiscoveryInterval, Kind: speclint.Duration},
 	speclint.Field{Path: fieldConsumerGroup, Kind: speclint.String},
+	speclint.Field{Path: fieldResetOffsets, Kind: speclint.Bool},
 	speclint.Field{Path: fieldStartFrom, Kind: speclint.String},
 	speclint.Field{Path: fieldCommittedFallback, Kind: speclint.String},
 	speclint.Field{Path: fieldIsolationLevel, Kind: speclint.String},
@@ -191,7 +193,7 @@ root = [%[7]s%[8]s
   if ![%[1]q, %[2]q, %[4]q].contains(this.committed_fallback.or(%[1]q)) { "field committed_fallback: unknown value %%q (want %[1]s, %[2]s or %[4]s)".format(this.committed_fallback) } else { null },
   if ![%[5]q, %[6]q].contains(this.isolation_level.or(%[5]q)) { "field isolation_level: unknown value %%q (want %[5]s or %[6]s)".format(this.isolation_level) } else { null },
   if $subscriptions == 0 && !$has_table { "field topics: at least one topic is required (or topic_pattern, or partitions)" } else if $subscriptions > 1 { "field topics: set only one of topics, topic_pattern and partitions" } else { null },
-  if !$has_table && this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
+  this.%[18]s(),
   if $period.re_match("^-") || !$period.re_match("[1-9]") { "field commit_period: must be a positive Go duration such as 5s, got %%v".format(this.commit_period.or("")) } else { null },
   if $max_wait.re_match("^-") || !$max_wait.re_match("[1-9]") { "field fetch_max_wait: must be a positive Go duration such as 500ms, got %%v".format(this.fetch_max_wait.or("")) } else { null },
   if $batch_size < 1 { "field batch_size: must be at least 1, got %%v".format($batch_size) } else { null },
@@ -206,7 +208,7 @@ root = [%[7]s%[8]s
 ].flatten().filter(e -> e != null)
 `, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
 	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang(), lintTableMethod,
-	GroupProtocolClassic, AssignmentEnumerator, AssignmentGroup, watermarkLintMethod))
+	GroupProtocolClassic, AssignmentEnumerator, AssignmentGroup, watermarkLintMethod, groupLintMethod))
 
 // anySlice converts a default list to []any, the form Benthos hands to lint
 // rules (a []string reaches Bloblang as an unknown type).
@@ -237,11 +239,23 @@ func Spec() *service.ConfigSpec {
 		Description(`
 By default (`+"`assignment: enumerator`"+`) the input reads every partition of its subscription (`+"`topics`"+`,
 `+"`topic_pattern`"+` or `+"`partitions`"+`), or its `+"`shard`"+` of them, without joining a consumer group (no rebalances),
-starting where `+"`start_from`"+` says. Offsets are committed to `+"`consumer_group`"+` every `+"`commit_period`"+` and when
-the input closes, with the group offset-commit API as an empty ("simple") group, so the group shows up in the
-usual tools (`+"`kafka-consumer-groups.sh --describe`"+`) with its lag. Do not share the group with members of
-a live consumer group: the broker rejects commits from outside its generation. With `+"`assignment: group`"+` the
-readers are members of `+"`consumer_group`"+` instead, and Kafka's coordinator decides who reads what.
+starting at the committed offsets of `+"`consumer_group`"+`, else where `+"`start_from`"+` says. Offsets are committed to
+`+"`consumer_group`"+` every `+"`commit_period`"+` and when the input closes, with the group offset-commit API as an empty
+("simple") group, so the group shows up in the usual tools (`+"`kafka-consumer-groups.sh --describe`"+`) with its lag.
+Do not share the group with members of a live consumer group: the broker rejects commits from outside its
+generation. With `+"`assignment: group`"+` the readers are members of `+"`consumer_group`"+` instead, and Kafka's
+coordinator decides who reads what.
+
+### Restarts: committed offsets are the state
+
+The group's committed offsets are this input's state, as a checkpoint is a Flink job's. At every start, a
+partition with a committed offset resumes there, whatever `+"`start_from`"+` says; `+"`start_from`"+` places only the
+partitions without one. Flink applies `+"`scan.startup.mode`"+` the same way: only to a job started without state,
+while a job that fails over or is restored resumes from its checkpoint. So stopping and starting a pipeline (or
+a crash) neither reads again what the group committed nor skips what it did not. Reading again is an explicit
+act: a new `+"`consumer_group`"+` (Flink: a new job without a savepoint), or `+"`reset_offsets`"+` for one start.
+Without `+"`consumer_group`"+` nothing is committed and every start begins at `+"`start_from`"+` again, which suits
+one-off and bounded reads.
 
 ### Delivery guarantee
 
@@ -295,8 +309,9 @@ range is logged as an error and counted in `+"`kafka_source_offset_resets`"+`.
 
 With `+"`table`"+` (a name in `+"`catalog`"+` or `+"`ddl`"+`, or an inline table), the table's WITH options set
 `+"`topics`"+` (`+"`topic`"+`, semicolon-separated), `+"`topic_pattern`"+` (`+"`topic-pattern`"+`), `+"`seed_brokers`"+`
-(`+"`properties.bootstrap.servers`"+`), `+"`consumer_group`"+` (`+"`properties.group.id`"+`), `+"`start_from`"+`
-(`+"`scan.startup.mode`"+`: earliest-offset, latest-offset, group-offsets = committed, timestamp, specific-offsets),
+(`+"`properties.bootstrap.servers`"+`), `+"`consumer_group`"+` (`+"`properties.group.id`"+`, optional as in Flink), `+"`start_from`"+`
+(`+"`scan.startup.mode`"+`: earliest-offset, latest-offset, group-offsets = committed, timestamp, specific-offsets; like
+`+"`start_from`"+` it places only partitions without a committed offset in the group, see Restarts above),
 `+"`start_timestamp`"+` / `+"`start_offsets`"+` (`+"`scan.startup.timestamp-millis`"+` / `+"`scan.startup.specific-offsets`"+`),
 `+"`stop_at`"+`, `+"`stop_timestamp`"+`, `+"`stop_offsets`"+` (`+"`scan.bounded.*`"+`; `+"`group-offsets`"+` is not supported)
 and `+"`discovery_interval`"+` (`+"`scan.topic-partition-discovery.interval`"+`). The message content becomes the
@@ -431,16 +446,39 @@ With a watermark:
 				Default(defaultDiscoveryInterval).
 				Advanced(),
 			service.NewStringField(fieldConsumerGroup).
-				Description("Consumer group that receives the committed offsets and, with `start_from: committed`, provides the start offsets. "+
-					"No default: required, here or (with a `table`) in the table's `properties.group.id`. Flink option: `properties.group.id`.").
+				Description("Consumer group whose committed offsets are this input's state, as a checkpoint is a Flink job's: offsets "+
+					"are committed to it (below the lowest unacknowledged record, or in the transactions of an `exactly_once` "+
+					"kafka_sink), and at every start a partition with a committed offset resumes there, whatever `start_from` says. "+
+					"Optional: without a group nothing is committed, and every start, a restart included, begins again at "+
+					"`start_from` (logged at start-up), which suits one-off and bounded reads. A group is required with "+
+					"`start_from: committed` (the default), `assignment: group`, `reset_offsets`, and when this input feeds an "+
+					"`exactly_once` kafka_sink. With a `table`, the table's `properties.group.id` sets it, optional there too (as "+
+					"in Flink). Default: none. Flink option: `properties.group.id`.").
+				Example("orders-to-warehouse").
 				Optional(),
+			service.NewBoolField(fieldResetOffsets).
+				Description("Read again from `start_from`: when the process starts, every partition starts where `start_from` says, "+
+					"ignoring the group's committed offsets, and each committed offset that this moves is committed at its new "+
+					"place at once and logged at warn level (`topic ... partition ... moved from committed X to Y`). A one-off act: "+
+					"it applies at every start of the process, so remove it once the run has started, or the next start reads "+
+					"again. A reconnect inside the process resumes from its own position and resets nothing. Needs "+
+					"`consumer_group` and a `start_from` other than `committed`; not used with `assignment: group` (reset such a "+
+					"group with `kafka-consumer-groups.sh --reset-offsets` while no member runs). The alternative is a new "+
+					"`consumer_group`. Default `false`. Flink equivalent: starting the job without state (no savepoint or "+
+					"checkpoint), so that `scan.startup.mode` applies again.").
+				Default(false).
+				Advanced(),
 			service.NewStringEnumField(fieldStartFrom, string(StartEarliest), string(StartLatest), string(StartCommitted), string(StartTimestamp), string(StartOffsets)).
-				Description("Where to start reading when the input connects: `earliest` (log start), `latest` (end of each partition, "+
-					"resolved once at connect), `committed` (the group's committed offset, else `committed_fallback`), "+
-					"`timestamp` (the first record whose timestamp is at or after `start_timestamp`, else the end of the partition), "+
-					"or `offsets` (the offsets in `start_offsets`; unlisted partitions use the committed offset, else the log start). "+
-					"A start offset outside the log is handled by `committed_fallback`. "+
-					"After a lost connection the input resumes from its own position instead. Default `committed`. "+
+				Description("Where a partition without an offset committed in `consumer_group` starts reading: `earliest` (log start), "+
+					"`latest` (end of the partition, resolved once at connect), `committed` (where `committed_fallback` says: "+
+					"only the group's committed offsets place partitions; needs `consumer_group`), `timestamp` (the first record whose timestamp is at or after `start_timestamp`, else the end "+
+					"of the partition), or `offsets` (the offsets in `start_offsets`; unlisted partitions go to `committed_fallback`). "+
+					"A partition with a committed offset resumes there in every mode: the group's committed offsets are the "+
+					"pipeline's state, and Flink too applies `scan.startup.mode` only to a job started without state, resuming from "+
+					"its checkpoint after a failover or restore. A stop and start therefore never reads twice what the group "+
+					"committed, nor skips what it did not. To read again from here, use a new `consumer_group` or `reset_offsets`. "+
+					"Without `consumer_group` every start begins here. A start offset outside the log (committed or given) goes to "+
+					"`committed_fallback`. After a lost connection the input resumes from its own position. Default `committed`. "+
 					"Flink option: `scan.startup.mode` = `earliest-offset` / `latest-offset` / `group-offsets` / `timestamp` / `specific-offsets`.").
 				Default(string(defaultStartFrom)),
 			service.NewAnyField(fieldStartTimestamp).
@@ -454,7 +492,7 @@ With a watermark:
 			service.NewAnyField(fieldStartOffsets).
 				Description("With `start_from: offsets`: the offset to start at per topic and partition, either as a map of partition "+
 					"to offset or as Flink's string `partition:0,offset:42;partition:1,offset:300`. Partitions not listed start at "+
-					"the group's committed offset, else at the log start. No default; required with `start_from: offsets` and "+
+					"`committed_fallback`, and a partition with an offset committed in `consumer_group` starts there instead. No default; required with `start_from: offsets` and "+
 					"refused otherwise. Flink option: `scan.startup.specific-offsets`.").
 				Example(map[string]any{"orders": map[string]any{"0": 42, "1": 300}}).
 				Example(map[string]any{"orders": "partition:0,offset:42;partition:1,offset:300"}).
@@ -535,8 +573,9 @@ With a watermark:
 					"Flink equivalent: the source subtasks of one job.").
 				Advanced(),
 			service.NewStringEnumField(fieldCommittedFallback, string(FallbackEarliest), string(FallbackLatest), string(FallbackError)).
-				Description("What to do for a partition without a committed offset, or whose committed offset is out of range: "+
-					"start at `earliest` or `latest`, or refuse to connect with an `error` naming the group, topic and partition. "+
+				Description("Where a partition starts whose committed offset is out of range (in every `start_from` mode; likewise "+
+					"a `start_offsets` offset), or that has none with `start_from: committed` (or is not listed in `start_offsets`): "+
+					"`earliest` or `latest`, or refuse to connect with an `error` naming the group, topic and partition. "+
 					"Also applies when a fetch position falls out of range while running. Default `earliest`. "+
 					"Flink option: `properties.auto.offset.reset` = `earliest` / `latest` / `none`.").
 				Default(string(defaultCommittedFallback)),
@@ -605,13 +644,13 @@ input:
     readers: 2
 `).
 		Example("Replay a time window",
-			"Read the records of one day of every topic matching a pattern, then exit.",
+			"Read the records of one day of every topic matching a pattern, then exit. Without `consumer_group` nothing is "+
+				"committed: every run reads the day again.",
 			`
 input:
   kafka_source:
     seed_brokers: [ localhost:9092 ]
     topic_pattern: 'orders\..*'
-    consumer_group: orders-replay-2024-05-01
     start_from: timestamp
     start_timestamp: 2024-05-01T00:00:00Z
     stop_at: timestamp
@@ -673,6 +712,10 @@ func init() {
 			c, err := configFromParsed(conf)
 			if err != nil {
 				return nil, err
+			}
+			if c.ConsumerGroup == "" {
+				mgr.Logger().Infof("kafka_source: no %s: nothing is committed, and every start (a restart too) reads from %s: %s again",
+					fieldConsumerGroup, fieldStartFrom, c.StartFrom)
 			}
 			if c.Table != nil {
 				return newTableInput(newSource(c, mgr), c, mgr), nil

@@ -148,10 +148,6 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 		errs = append(errs, fmt.Errorf("field %s: at least one broker address is required, here or in option '%s' of table %s",
 			kafkaconn.FieldSeedBrokers, schema.OptBootstrapServers, t.Name))
 	}
-	if _, ok := set[fieldConsumerGroup]; !ok && s.group == "" {
-		errs = append(errs, fmt.Errorf("field %s: a group id is required (offsets are committed to it), here or in option '%s' of table %s",
-			fieldConsumerGroup, schema.OptGroupID, t.Name))
-	}
 	return s, errs
 }
 

@@ -104,7 +104,7 @@ func TestTableConfigErrors(t *testing.T) {
 		{"upsert-kafka reads from earliest", yamlDDL(`CREATE TABLE t (a STRING, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'x', 'key.format' = 'raw', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`) + "start_from: latest\n",
 			[]string{`field start_from: table t: "latest" contradicts option 'connector' = 'upsert-kafka', which reads from the earliest offset`}},
 		{"no group", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`),
-			[]string{"field consumer_group: a group id is required", "option 'properties.group.id' of table t"}},
+			[]string{"field consumer_group: required with start_from: committed", "option 'properties.group.id' of table t"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
