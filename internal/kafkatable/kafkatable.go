@@ -9,7 +9,6 @@ package kafkatable
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -24,6 +23,15 @@ const (
 	FieldTable   = tablespec.FieldTable
 	FieldCatalog = tablespec.FieldCatalog
 	FieldDDL     = tablespec.FieldDDL
+)
+
+// The examples of the table fields: `connectd create` writes the first
+// example of each optional field into the config it prints, so together
+// they make a table that a source and a sink can use as they are.
+const (
+	exampleTable = "events"
+	exampleDDL   = "CREATE TABLE events (id STRING, amount DOUBLE) WITH ('connector' = 'kafka', 'topic' = 'events', " +
+		"'properties.bootstrap.servers' = 'localhost:9092', 'properties.group.id' = 'events-reader', 'format' = 'json')"
 )
 
 // Fields returns the table fields of a component; role is "source" or
@@ -46,16 +54,16 @@ func Fields(role string) []*service.ConfigField {
 				"that connectd does not support is an error naming it. Options of the other direction (`sink.*` on a source, `scan.*` and " +
 				"`properties.group.id` on a sink) are allowed and unused, since Flink tables serve both. Default: none (no table). " +
 				"Flink: the table of `CREATE TABLE`.").
-			Example("user_events").
+			Example(exampleTable).
 			Optional(),
 		service.NewStringField(FieldCatalog).
 			Description("Path of a catalog file, relative to the working directory: `.sql` with Flink `CREATE TABLE` statements, or `.yaml` " +
-				"with a `tables:` list in the YAML form; `table` names the table. `connectd lint` reads it when it exists. Default: none. Flink: a catalog.").
-			Example("./config/tables.sql").
+				"with a `tables:` list in the YAML form, for example `./config/tables.sql`; `table` names the table. `connectd lint` reads it, "+
+				"as a run does. Default: none. Flink: a catalog.").
 			Optional(),
 		service.NewStringField(FieldDDL).
 			Description("Flink SQL `CREATE TABLE` statements, inline, instead of `catalog`; with several, `table` names the one to use. Default: none.").
-			Example("CREATE TABLE device_metrics (device_id STRING, metric_value DOUBLE) WITH ('connector' = 'kafka', 'topic' = 'device_metrics', 'format' = 'json')").
+			Example(exampleDDL).
 			Optional(),
 	}
 }
@@ -103,7 +111,7 @@ func ResolveParsed(conf *service.ParsedConfig) (*schema.Table, error) {
 }
 
 // ParsedFields returns the values of the fields among names that conf
-// contains, keyed by name: the form a lint rule sees, for Written.
+// contains, keyed by name, for Written.
 func ParsedFields(conf *service.ParsedConfig, names []string) (map[string]any, error) {
 	m := map[string]any{}
 	for _, f := range names {
@@ -117,14 +125,6 @@ func ParsedFields(conf *service.ParsedConfig, names []string) (map[string]any, e
 		m[f] = v
 	}
 	return m, nil
-}
-
-// RawFromMap reads the table fields of a config as a lint rule sees it.
-func RawFromMap(m map[string]any) Raw {
-	r := Raw{Table: m[FieldTable]}
-	r.Catalog, _ = m[FieldCatalog].(string)
-	r.DDL, _ = m[FieldDDL].(string)
-	return r
 }
 
 // Resolve returns the validated table, nil when the config names none.
@@ -144,20 +144,6 @@ func (r Raw) Resolve() (*schema.Table, error) {
 		return nil, fmt.Errorf("field %s: table %s: option 'connector' = '%s': want 'kafka' or 'upsert-kafka' for a Kafka component", FieldTable, t.Name, c)
 	}
 	return t, nil
-}
-
-// LintResolve is Resolve at lint time: a catalog file that does not exist
-// (relative to the linter's working directory) is not an error; the table
-// is then checked when the component starts. ok is false when nothing can be
-// checked.
-func (r Raw) LintResolve() (t *schema.Table, ok bool, err error) {
-	if r.Catalog != "" {
-		if _, statErr := os.Stat(r.Catalog); statErr != nil {
-			return nil, false, nil
-		}
-	}
-	t, err = r.Resolve()
-	return t, t != nil, err
 }
 
 // Conflicts collects contradictions between YAML fields and table options.
@@ -254,8 +240,7 @@ func SameSet(a, b []string) bool {
 }
 
 // Written returns the fields of a component config that the user wrote,
-// among names: a parsed config (and the config a lint rule sees) holds the
-// defaults too, so a field equal to its default in defaults, null, an empty
+// among names: a parsed config holds the defaults too, so a field equal to its default in defaults, null, an empty
 // string or an empty list counts as not written. A field explicitly set to
 // its default therefore yields to the table rather than contradicting it.
 func Written(m map[string]any, names []string, defaults map[string]string) map[string]any {

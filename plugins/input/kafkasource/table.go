@@ -308,22 +308,6 @@ func (c *Config) applyTable(s tableSettings) error {
 	return nil
 }
 
-// lintTableMethod is the Bloblang method that kafka_source's lint rule
-// calls on a config with a table: the table's problems (DDL syntax,
-// unsupported options, format options) and contradictions with YAML fields.
-const lintTableMethod = "kafka_source_table_problems"
-
-var _ = kafkatable.RegisterLintMethod(lintTableMethod, "kafka_source", lintTable)
-
-func lintTable(t *schema.Table, m map[string]any) []error {
-	set := kafkatable.Written(m, tableDerivable, tableFieldDefaults)
-	_, errs := deriveTable(t, set)
-	if _, err := kafkatable.NewCodec(t); err != nil {
-		errs = append(errs, fmt.Errorf("field %s: %w", kafkatable.FieldTable, err))
-	}
-	return errs
-}
-
 // tableInput decodes the messages of a kafka_source into rows of its table.
 type tableInput struct {
 	service.BatchInput

@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/kafkatable"
+	"github.com/connectd/connectd/internal/speclint"
 )
 
 // DeliveryGuarantee is what the sink promises about a message once the input
@@ -155,11 +156,22 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	)
 	// Every field is read even after a failure so that all problems are
 	// reported at once. validate runs only when every field could be read,
-	// so that a field left at its zero value is not reported twice.
+	// so that a field left at its zero value is not reported twice; a
+	// duration that does not parse takes its default instead, so that the
+	// checks of validate still run.
 	keep := func(e error) {
 		if e != nil {
 			errs = append(errs, e)
 		}
+	}
+	var durErrs []error
+	duration := func(field, def string) time.Duration {
+		d, err := speclint.Duration(conf, field)
+		if err != nil {
+			durErrs = append(durErrs, err)
+			d, _ = time.ParseDuration(def)
+		}
+		return d
 	}
 	table, tset, err := tableFromParsed(conf)
 	if err != nil {
@@ -182,7 +194,8 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	part, err := conf.FieldString(FieldPartitioner)
 	keep(err)
 	c.Partitioner = parsePartitioner(part)
-	if conf.Contains(FieldPartition) {
+	// An empty partition is unset, as `connectd create` writes it.
+	if s, _ := conf.FieldString(FieldPartition); s != "" {
 		c.Partition, err = conf.FieldInterpolatedString(FieldPartition)
 		keep(err)
 	}
@@ -210,8 +223,7 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	keep(err)
 	c.TransactionalIDSuffix, err = conf.FieldString(FieldTransactionalIDSuffix)
 	keep(err)
-	c.TransactionTimeout, err = conf.FieldDuration(FieldTransactionTimeout)
-	keep(err)
+	c.TransactionTimeout = duration(FieldTransactionTimeout, defaultTransactionTimeout)
 	c.Batching, err = conf.FieldBatchPolicy(FieldBatching)
 	keep(err)
 	comp, err := conf.FieldString(FieldCompression)
@@ -219,8 +231,7 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.Compression = Compression(comp)
 	c.MaxMessageBytes, err = conf.FieldInt(FieldMaxMessageBytes)
 	keep(err)
-	c.Timeout, err = conf.FieldDuration(FieldTimeout)
-	keep(err)
+	c.Timeout = duration(FieldTimeout, defaultTimeout)
 	c.AllowAutoTopicCreation, err = conf.FieldBool(FieldAutoCreateTopics)
 	keep(err)
 	if table != nil {
@@ -228,9 +239,9 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 		keep(c.applyTable(tset, conf.Contains(FieldMaxInFlight)))
 	}
 	if len(errs) > 0 {
-		return c, errors.Join(append([]error{connErr}, errs...)...)
+		return c, errors.Join(append([]error{connErr}, append(errs, durErrs...)...)...)
 	}
-	return c, errors.Join(connErr, c.validate())
+	return c, errors.Join(append([]error{connErr}, append(durErrs, c.validate())...)...)
 }
 
 // validate collects every problem of the sink's own fields (the connection

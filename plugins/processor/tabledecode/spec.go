@@ -6,6 +6,7 @@ package tabledecode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/plugins/processor/tablespec"
 	"github.com/connectd/connectd/schema"
 )
@@ -60,7 +61,6 @@ line) is dropped and counted as skipped.
 - `+"`table_decode_failed`"+`, `+"`table_decode_skipped`"+`, `+"`table_decode_dead_letter`"+` (counters): bad records by policy.
 `).
 		Fields(tablespec.Fields("decode")...).
-		LintRule(tablespec.LintRule).
 		Example("Orders from JSON with a dead-letter output",
 			"Decode JSON orders by a Flink DDL table; records that do not decode keep their bytes and go to a dead-letter file.",
 			`
@@ -101,7 +101,12 @@ pipeline:
 }
 
 func init() {
-	service.MustRegisterProcessor(component, Spec(),
+	spec := Spec()
+	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
+		_, err := tablespec.FromParsed(conf)
+		return err
+	})
+	service.MustRegisterProcessor(component, spec,
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
 			c, err := tablespec.FromParsed(conf)
 			if err != nil {

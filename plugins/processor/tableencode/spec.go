@@ -6,6 +6,7 @@ package tableencode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/plugins/processor/tablespec"
 	"github.com/connectd/connectd/schema/format"
 )
@@ -36,7 +37,6 @@ with the error for `+"`catch`"+`, `+"`switch`"+` (`+"`errored()`"+`) or `+"`reje
 - `+"`table_encode_failed`"+`, `+"`table_encode_skipped`"+`, `+"`table_encode_dead_letter`"+` (counters): bad records by policy.
 `).
 		Fields(tablespec.Fields("encode")...).
-		LintRule(tablespec.LintRule).
 		Example("Rows to CSV",
 			"Write generated rows as CSV lines with a tab delimiter, by an inline YAML table.",
 			`
@@ -54,7 +54,12 @@ pipeline:
 }
 
 func init() {
-	service.MustRegisterProcessor(component, Spec(),
+	spec := Spec()
+	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
+		_, err := tablespec.FromParsed(conf)
+		return err
+	})
+	service.MustRegisterProcessor(component, spec,
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
 			c, err := tablespec.FromParsed(conf)
 			if err != nil {

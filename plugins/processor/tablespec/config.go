@@ -3,9 +3,9 @@ package tablespec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"gopkg.in/yaml.v3"
 
@@ -14,57 +14,7 @@ import (
 	"github.com/connectd/connectd/schema/format"
 )
 
-// LintRule checks the table source fields (a table from exactly one of the
-// three forms) and then, with the lint method LintMethod, the table itself:
-// DDL syntax with line and column, column types, WITH options, the format
-// and its options. A catalog file is read only when the processor starts.
-var LintRule = `
-let has_table = this.table != null
-let inline = this.table.type().or("") == "object"
-let named = this.table.type().or("") == "string"
-let has_catalog = this.catalog.or("") != ""
-let has_ddl = this.ddl.or("") != ""
-let structural = [
-  if !$has_table && !$has_ddl && !$has_catalog { "field table: a table is required: inline (an object), or a name with catalog or ddl, or ddl alone" } else { null },
-  if $has_table && !$inline && !$named { "field table: want an object (the YAML form) or a table name, got %s".format(this.table.type()) } else { null },
-  if $inline && ($has_catalog || $has_ddl) { "field table: an inline table excludes catalog and ddl" } else { null },
-  if $has_catalog && $has_ddl { "field catalog: catalog and ddl are alternatives; set one" } else { null },
-  if $has_catalog && !$named { "field table: catalog needs the name of a table in it" } else { null },
-  if this.options != null && this.options.type() != "object" { "field options: want an object of format options" } else { null },
-].filter(e -> e != null)
-root = if $structural.length() > 0 { $structural } else { this.` + LintMethod + `() }
-`
-
-// LintMethod is the Bloblang method that the lint rule calls on a
-// table_decode / table_encode config; it returns the config's problems.
-const LintMethod = "connectd_table_problems"
-
-// The method is registered before any spec is built: Benthos copies the
-// global Bloblang environment when a component's lint rule is parsed.
-func init() {
-	spec := bloblang.NewPluginSpec().
-		Category("connectd").
-		Description("Returns the problems of a table_decode or table_encode config (an object) as a list of strings: " +
-			"DDL syntax errors with line and column, invalid columns, unsupported WITH options and format options. " +
-			"Used by the lint rules of those processors; a catalog file is not read.")
-	if err := bloblang.RegisterMethodV2(LintMethod, spec, func(*bloblang.ParsedParams) (bloblang.Method, error) {
-		return func(v any) (any, error) {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return []any{}, nil
-			}
-			if _, err := build(rawFromMap(m), false); err != nil {
-				return []any{err.Error()}, nil
-			}
-			return []any{}, nil
-		}, nil
-	}); err != nil {
-		panic(err)
-	}
-}
-
-// raw is a processor config before validation, from a parsed config or from
-// the plain value a lint rule sees.
+// raw is a processor config before validation.
 type raw struct {
 	table     any // object: the YAML form; string: a table name
 	catalog   string
@@ -73,19 +23,6 @@ type raw struct {
 	hasFormat bool
 	options   any
 	onError   string
-}
-
-func rawFromMap(m map[string]any) raw {
-	r := raw{table: m[FieldTable], options: m[FieldOptions], onError: string(PolicyFail)}
-	r.catalog, _ = m[FieldCatalog].(string)
-	r.ddl, _ = m[FieldDDL].(string)
-	if f, ok := m[FieldFormat].(string); ok {
-		r.format, r.hasFormat = f, true
-	}
-	if p, ok := m[FieldOnError].(string); ok {
-		r.onError = p
-	}
-	return r
 }
 
 func rawFromParsed(conf *service.ParsedConfig) (raw, error) {
@@ -120,24 +57,22 @@ func FromParsed(conf *service.ParsedConfig) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(r, true)
+	return build(r)
 }
 
-// build validates a raw config; readCatalog false skips configs that name a
-// catalog file (lint time).
-func build(r raw, readCatalog bool) (*Config, error) {
-	if r.catalog != "" && !readCatalog {
-		return nil, nil
-	}
+// build validates a raw config, reporting every problem at once (those of
+// the format and its options only once the table resolves).
+func build(r raw) (*Config, error) {
 	t, err := r.resolveTable()
 	if err != nil {
 		return nil, err
 	}
+	var errs []error
 	c := &Config{Table: t}
 	if slices.ContainsFunc(t.Columns, func(col schema.Column) bool { return col.Kind == schema.Computed }) {
 		// type-check computed columns, also at lint time
 		if c.Computed, err = expr.NewEnv(t); err != nil {
-			return nil, fmt.Errorf("field %s: %w", FieldTable, err)
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldTable, err))
 		}
 	}
 	name, opts, ok := t.FormatOf()
@@ -150,30 +85,38 @@ func build(r raw, readCatalog bool) (*Config, error) {
 	case ok:
 		c.Format = name
 	default:
-		return nil, fmt.Errorf("field %s: the table %s names no format (option 'format' or 'value.format'); set %s", FieldFormat, t.Name, FieldFormat)
+		errs = append(errs, fmt.Errorf("field %s: the table %s names no format (option 'format' or 'value.format'); set %s", FieldFormat, t.Name, FieldFormat))
 	}
 	c.Options = opts
+	optionsOK := true
 	if r.options != nil {
 		m, ok := r.options.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("field %s: want an object of format options, got %T", FieldOptions, r.options)
+			optionsOK = false
+			errs = append(errs, fmt.Errorf("field %s: want an object of format options, got %T", FieldOptions, r.options))
 		}
-		for k, v := range m {
-			switch v.(type) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			switch v := m[k]; v.(type) {
 			case string, bool, int, int64, float64:
 				c.Options[k] = fmt.Sprint(v)
 			default:
-				return nil, fmt.Errorf("field %s.%s: want a scalar value, got %T", FieldOptions, k, v)
+				optionsOK = false
+				errs = append(errs, fmt.Errorf("field %s.%s: want a scalar value, got %T", FieldOptions, k, v))
 			}
 		}
 	}
 	switch c.OnError = Policy(r.onError); c.OnError {
 	case PolicyFail, PolicySkip, PolicyDeadLetter:
 	default:
-		return nil, fmt.Errorf("field %s: unknown value %q (want fail, skip or dead_letter)", FieldOnError, r.onError)
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want fail, skip or dead_letter)", FieldOnError, r.onError))
 	}
-	if c.Codec, err = format.New(c.Format, t.PhysicalRowType(), c.Options); err != nil {
-		return nil, fmt.Errorf("field %s: %w", FieldFormat, err)
+	if optionsOK && c.Format != "" {
+		if c.Codec, err = format.New(c.Format, t.PhysicalRowType(), c.Options); err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldFormat, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -188,6 +131,13 @@ func (r raw) resolveTable() (*schema.Table, error) {
 	name, named := r.table.(string)
 	switch {
 	case r.table != nil && !named:
+		if _, isMap := r.table.(map[string]any); !isMap {
+			got := "a list"
+			if _, isList := r.table.([]any); !isList {
+				got = fmt.Sprintf("%v", r.table)
+			}
+			return nil, fmt.Errorf("field %s: want an object (the YAML form) or a table name, got %s", FieldTable, got)
+		}
 		if r.catalog != "" || r.ddl != "" {
 			return nil, fmt.Errorf("field %s: an inline table excludes %s and %s", FieldTable, FieldCatalog, FieldDDL)
 		}

@@ -85,13 +85,13 @@ func TableFields() []*service.ConfigField {
 			Example("orders").
 			Optional(),
 		service.NewStringField(FieldCatalog).
-			Description("Path of a catalog file: `.sql` with Flink `CREATE TABLE` statements, or `.yaml` with a `tables:` list in the YAML form. " +
-				"`table` names the table to use. No default. Flink: a catalog.").
-			Example("./config/tables.sql").
+			Description("Path of a catalog file, relative to the working directory: `.sql` with Flink `CREATE TABLE` statements, or " +
+				"`.yaml` with a `tables:` list in the YAML form, for example `./config/tables.sql`. `table` names the table to use. " +
+				"`connectd lint` reads it, as a run does. No default. Flink: a catalog.").
 			Optional(),
 		service.NewStringField(FieldDDL).
-			Description("Flink SQL `CREATE TABLE` statements, inline. With several, `table` names the one to use. No default.").
-			Example("CREATE TABLE orders (id BIGINT, amount DECIMAL(10, 2)) WITH ('format' = 'json')").
+			Description("Flink SQL `CREATE TABLE` statements, inline, for example " +
+				"`CREATE TABLE orders (id BIGINT, amount DECIMAL(10, 2)) WITH ('format' = 'json')`. With several, `table` names the one to use. No default.").
 			Optional(),
 	}
 }
