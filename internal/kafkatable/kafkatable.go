@@ -58,7 +58,7 @@ func Fields(role string) []*service.ConfigField {
 			Optional(),
 		service.NewStringField(FieldCatalog).
 			Description("Path of a catalog file, relative to the working directory: `.sql` with Flink `CREATE TABLE` statements, or `.yaml` " +
-				"with a `tables:` list in the YAML form, for example `./config/tables.sql`; `table` names the table. `connectd lint` reads it, "+
+				"with a `tables:` list in the YAML form, for example `./config/tables.sql`; `table` names the table. `connectd lint` reads it, " +
 				"as a run does. Default: none. Flink: a catalog.").
 			Optional(),
 		service.NewStringField(FieldDDL).

@@ -50,7 +50,6 @@ func validateTestOutput(conf *service.ParsedConfig) error {
 	return errors.Join(errs...)
 }
 
-
 func init() {
 	spec := testSpec()
 	Register(Output, testOutput, spec, validateTestOutput)
