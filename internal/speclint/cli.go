@@ -10,10 +10,11 @@ import (
 )
 
 // CLI runs CheckFiles for the connectd subcommands that lint or run
-// configs, before Benthos reads them: `lint` reports its problems with
-// Benthos's own findings, and `run` and `streams` stop before anything is
-// built, with the same messages. Benthos's own lint, and the lint rules of
-// Register, report the rest in both.
+// configs, before Benthos reads them: `lint` reports the problems that
+// Benthos's linter does not (those it finds through the components' lint
+// rules it prints itself), alongside Benthos's own findings; `run` and
+// `streams` stop on any problem before anything is built, with the same
+// messages.
 type CLI struct {
 	out    io.Writer
 	failed bool
@@ -51,9 +52,9 @@ func (h *CLI) lint(c *cli.Context) error {
 		return err
 	}
 	for _, p := range problems {
-		fmt.Fprintln(h.out, p)
-	}
-	if len(problems) > 0 {
+		if !p.ByRule {
+			fmt.Fprintln(h.out, p)
+		}
 		h.failed = true
 	}
 	return nil

@@ -17,6 +17,9 @@ type Problem struct {
 	Path         string // the file; "" for CheckYAML
 	Line, Column int
 	Message      string
+	// ByRule: Benthos's linter reports it too, through the component's
+	// lint rule (Register), so `connectd lint` need not print it.
+	ByRule bool
 }
 
 // String formats the problem as Benthos's linter does: "path(line,col) message".
@@ -46,10 +49,11 @@ func CheckFiles(paths []string) ([]Problem, error) {
 	return problems, nil
 }
 
-// CheckYAML returns the problems of one config document that Benthos's lint
-// rules cannot see (see the package doc): in each registered component with
-// a field of the wrong type, the type errors and the validator's problems
-// with the other fields; then those of the document checks.
+// CheckYAML returns the problems of one config document: those of each
+// registered component (its validator's, marked ByRule since its lint rule
+// reports them too; or, when a field has the wrong type, which makes Benthos
+// skip the rule, the type errors and the validator's problems with the other
+// fields), then those of the document checks.
 func CheckYAML(data []byte) []Problem {
 	var root yaml.Node
 	if err := yaml.Unmarshal(replaceEnvVars(data), &root); err != nil {
@@ -79,18 +83,13 @@ func CheckYAML(data []byte) []Problem {
 	return problems
 }
 
-// checkNode returns the problems of one component config (val, under key)
-// when it has fields of the wrong type; otherwise Benthos runs its lint rule
-// and there is nothing to add.
+// checkNode returns the problems of one component config (val, under key).
 func (c *component) checkNode(key, val *yaml.Node) []Problem {
 	docs, err := c.configDocs()
 	if err != nil {
 		return []Problem{{Line: key.Line, Column: key.Column, Message: err.Error()}}
 	}
 	typeErrs := typeProblems(docs, val, "")
-	if len(typeErrs) == 0 {
-		return nil
-	}
 	var out []Problem
 	clean := normalize(docs, val)
 	for _, p := range typeErrs {
@@ -112,7 +111,7 @@ next:
 		if n := findPath(val, fieldOf(msg)); n != nil {
 			line, col = n.Line, n.Column
 		}
-		out = append(out, Problem{Line: line, Column: col, Message: msg})
+		out = append(out, Problem{Line: line, Column: col, Message: msg, ByRule: len(typeErrs) == 0})
 	}
 	return out
 }

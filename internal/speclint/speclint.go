@@ -5,17 +5,18 @@
 // parsed config into its typed Config (its `...FromParsed`). Register makes
 // that step the component's Benthos lint rule: the rule calls one Bloblang
 // method, which parses the config with the component's own spec and returns
-// the validator's problems. Benthos runs lint rules in `connectd lint` and,
-// before it builds anything, in `connectd run` and `connectd streams`
-// (without `--chilled`), so both report the same messages, from the same
-// code.
+// the validator's problems. Benthos runs lint rules in `connectd lint` (and
+// wherever a config is linted: `connectd test`, the streams API, a
+// StreamBuilder), and the constructor runs the same step.
 //
-// Two kinds of problem never reach a lint rule, and CheckFiles finds them
-// for the CLI (cli.go), before Benthos reads the files:
+// CheckFiles runs the validators too, for the CLI (cli.go), before Benthos
+// reads the files: `connectd run` and `connectd streams` stop there, before
+// anything is built, with the messages of `connectd lint`. It also finds
+// what no lint rule can see:
 //   - a field of the wrong type (`max_in_flight: lots`): Benthos then skips
 //     the component's lint rule and fails only when it builds the component.
-//     CheckFiles reports the type errors, from the component's spec, and the
-//     validator's problems with the other fields, since the rule does not run;
+//     CheckFiles reports the type errors, from the component's spec, with the
+//     validator's problems with the other fields;
 //   - problems that span components (RegisterDocumentCheck), such as
 //     `pipeline.threads` with an exactly-once kafka_sink fed by kafka_source.
 package speclint

@@ -85,6 +85,9 @@ output:
 `
 	var got []string
 	for _, p := range CheckYAML([]byte(doc)) {
+		if p.ByRule {
+			t.Errorf("%v: Benthos skips the lint rule of a component with a type error", p)
+		}
 		got = append(got, p.String())
 	}
 	want := []string{
@@ -100,13 +103,18 @@ output:
 	}
 }
 
-// A well-typed component gets nothing from CheckYAML: its lint rule reports
-// its problems, in `connectd lint` and before `connectd run`.
-func TestCheckYAMLLeavesWellTypedComponentsToTheirRule(t *testing.T) {
+// The problems of a well-typed component are the validator's, marked
+// ByRule: its lint rule reports them too, so `connectd lint` leaves them to
+// Benthos's linter (and `connectd run` stops on them before Benthos lints).
+func TestCheckYAMLMarksWhatTheLintRuleReports(t *testing.T) {
 	t.Parallel()
 	doc := "output:\n  speclint_test_output:\n    max_in_flight: 0\n    mode: slow\n"
-	if got := CheckYAML([]byte(doc)); len(got) != 0 {
-		t.Errorf("CheckYAML = %v", got)
+	want := []Problem{
+		{Line: 3, Column: 20, Message: "field max_in_flight: must be at least 1, got 0", ByRule: true},
+		{Line: 4, Column: 11, Message: `field mode: unknown value "slow" (want fast or safe)`, ByRule: true},
+	}
+	if got := CheckYAML([]byte(doc)); !slices.Equal(got, want) {
+		t.Errorf("CheckYAML = %v, want %v", got, want)
 	}
 	if got := CheckYAML([]byte("output:\n  other:\n    max_in_flight: lots\n")); len(got) != 0 {
 		t.Errorf("an unregistered component: %v", got)

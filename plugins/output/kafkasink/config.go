@@ -164,6 +164,12 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 			errs = append(errs, e)
 		}
 	}
+	// keepField names the field of an error Benthos words without it.
+	keepField := func(field string, e error) {
+		if e != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", field, e))
+		}
+	}
 	var durErrs []error
 	duration := func(field, def string) time.Duration {
 		d, err := speclint.Duration(conf, field)
@@ -181,15 +187,15 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.Conn, connErr = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
 	if conf.Contains(FieldTopic) {
 		c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
-		keep(err)
+		keepField(FieldTopic, err)
 	}
 	if conf.Contains(FieldKey) {
 		c.Key, err = conf.FieldInterpolatedString(FieldKey)
-		keep(err)
+		keepField(FieldKey, err)
 	}
 	if conf.Contains(FieldTimestampMs) {
 		c.TimestampMs, err = conf.FieldInterpolatedString(FieldTimestampMs)
-		keep(err)
+		keepField(FieldTimestampMs, err)
 	}
 	part, err := conf.FieldString(FieldPartitioner)
 	keep(err)
@@ -197,14 +203,14 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	// An empty partition is unset, as `connectd create` writes it.
 	if s, _ := conf.FieldString(FieldPartition); s != "" {
 		c.Partition, err = conf.FieldInterpolatedString(FieldPartition)
-		keep(err)
+		keepField(FieldPartition, err)
 	}
 	c.PartitionExpression, err = conf.FieldString(FieldPartitionExpression)
 	keep(err)
 	c.WriterIndex, err = conf.FieldInt(FieldWriterIndex)
 	keep(err)
 	c.Headers, err = conf.FieldMetadataFilter(FieldMetadata)
-	keep(err)
+	keepField(FieldMetadata, err)
 	dg, err := conf.FieldString(FieldDeliveryGuarantee)
 	keep(err)
 	c.DeliveryGuarantee = parseDeliveryGuarantee(dg)
@@ -225,7 +231,7 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	keep(err)
 	c.TransactionTimeout = duration(FieldTransactionTimeout, defaultTransactionTimeout)
 	c.Batching, err = conf.FieldBatchPolicy(FieldBatching)
-	keep(err)
+	keepField(FieldBatching, err)
 	comp, err := conf.FieldString(FieldCompression)
 	keep(err)
 	c.Compression = Compression(comp)
@@ -274,6 +280,11 @@ func (c Config) validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldTimeout, c.Timeout))
 	}
+	if c.Batching.Period != "" {
+		if _, err := time.ParseDuration(c.Batching.Period); err != nil {
+			errs = append(errs, fmt.Errorf("field %s.period: expected a Go duration such as \"500ms\", \"5s\" or \"1m\", got %q", FieldBatching, c.Batching.Period))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -315,7 +326,7 @@ func (c Config) validateExactlyOnce() []error {
 		period, err := time.ParseDuration(c.Batching.Period)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("field %s.period: %w", FieldBatching, err))
+			// validate reports it.
 		case period >= c.TransactionTimeout:
 			errs = append(errs, fmt.Errorf("field %s.period: must be shorter than %s (%v) with %s %s, got %v",
 				FieldBatching, FieldTransactionTimeout, c.TransactionTimeout, FieldDeliveryGuarantee, DeliveryExactlyOnce, period))
