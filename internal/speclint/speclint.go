@@ -6,8 +6,8 @@
 // that step the component's Benthos lint rule: the rule calls one Bloblang
 // method, which parses the config with the component's own spec and returns
 // the validator's problems. Benthos runs lint rules in `connectd lint` (and
-// wherever a config is linted: `connectd test`, the streams API, a
-// StreamBuilder), and the constructor runs the same step.
+// wherever it lints a config, a StreamBuilder's for one), and the
+// constructor runs the same step.
 //
 // CheckFiles runs the validators too, for the CLI (cli.go), before Benthos
 // reads the files: `connectd run` and `connectd streams` stop there, before
@@ -133,12 +133,12 @@ func (c *component) problems(data []byte) []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
-	return Messages(c.validate(conf))
+	return messages(c.validate(conf))
 }
 
-// Messages splits an error built with errors.Join (at any depth) into the
+// messages splits an error built with errors.Join (at any depth) into the
 // messages of its parts, in order, without repeats.
-func Messages(err error) []string {
+func messages(err error) []string {
 	var out []string
 	seen := map[string]bool{}
 	var walk func(error)

@@ -169,15 +169,15 @@ func TestTypeProblemsExactlyWhenBenthosSkipsTheRule(t *testing.T) {
 	}
 }
 
-func TestMessagesFlattensJoinedErrors(t *testing.T) {
+func TestMessagesFlattenJoinedErrors(t *testing.T) {
 	t.Parallel()
 	a, b, c := errors.New("field a: x"), errors.New("field b: y"), fmt.Errorf("field c: %w", errors.New("z"))
-	got := Messages(errors.Join(a, errors.Join(b, nil, c), a))
+	got := messages(errors.Join(a, errors.Join(b, nil, c), a))
 	if want := []string{"field a: x", "field b: y", "field c: z"}; !slices.Equal(got, want) {
 		t.Errorf("Messages = %q, want %q", got, want)
 	}
-	if Messages(nil) != nil {
-		t.Error("Messages(nil) is not empty")
+	if messages(nil) != nil {
+		t.Error("messages(nil) is not empty")
 	}
 }
 
