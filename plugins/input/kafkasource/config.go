@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 )
@@ -139,7 +139,8 @@ type Config struct {
 	// CommitPeriod between offset commits. Default 5s.
 	CommitPeriod time.Duration
 	// CheckpointLimit is the number of fetched, not yet acknowledged records
-	// per partition at which fetching that partition pauses. Default 1024.
+	// per partition at which fetching that partition pauses. Default 8192
+	// (defaultCheckpointLimit).
 	CheckpointLimit int
 	// BatchSize is the maximum number of records per batch. Default 1024.
 	BatchSize int
@@ -202,28 +203,51 @@ type Shard struct {
 }
 
 // configFromParsed reads a parsed kafka_source config into a Config and
-// validates it.
+// validates it, reporting every problem at once. `connectd lint` runs it
+// too (speclint.Register in spec.go).
 func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	var (
-		c   Config
-		err error
+		c    Config
+		err  error
+		errs []error
 	)
 	codec, tset, err := tableFromParsed(conf)
 	if err != nil {
 		// The table's problems first: the rest depends on its settings.
 		return c, err
 	}
-	if c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers); err != nil {
-		return c, err
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
+	// A duration that does not parse is reported once; the checks of
+	// validate see its default instead.
+	duration := func(field, def string) time.Duration {
+		d, err := speclint.Duration(conf, field)
+		if err != nil {
+			errs = append(errs, err)
+			d, _ = time.ParseDuration(def)
+		}
+		return d
+	}
+	str := func(field string) string {
+		s, err := conf.FieldString(field)
+		keep(err)
+		return s
+	}
+	integer := func(path ...string) int {
+		n, err := conf.FieldInt(path...)
+		keep(err)
+		return n
+	}
+	c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
+	keep(err)
 	if conf.Contains(fieldTopics) {
 		topics, err := conf.FieldStringList(fieldTopics)
-		if err != nil {
-			return c, err
-		}
+		keep(err)
 		c.Topics = splitTopics(topics)
 	}
-	var errs []error
 	if c.TopicPattern, err = regexpFromParsed(conf, fieldTopicPattern); err != nil {
 		errs = append(errs, err)
 	}
@@ -233,73 +257,31 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.Partitions, err = partitionsFromParsed(conf); err != nil {
 		errs = append(errs, err)
 	}
-	if c.DiscoveryInterval, err = conf.FieldDuration(fieldDiscoveryInterval); err != nil {
+	c.DiscoveryInterval = duration(fieldDiscoveryInterval, defaultDiscoveryInterval)
+	if conf.Contains(fieldConsumerGroup) {
+		c.ConsumerGroup = str(fieldConsumerGroup)
+	}
+	c.StartFrom = StartFrom(str(fieldStartFrom))
+	c.CommittedFallback = CommittedFallback(str(fieldCommittedFallback))
+	c.IsolationLevel = IsolationLevel(str(fieldIsolationLevel))
+	c.CommitPeriod = duration(fieldCommitPeriod, defaultCommitPeriod)
+	c.CheckpointLimit = integer(fieldCheckpointLimit)
+	c.BatchSize = integer(fieldBatchSize)
+	metaNames, err := conf.FieldStringList(fieldMetadataKeys)
+	keep(err)
+	if c.Metadata, err = parseMetaSet(metaNames); err != nil {
 		errs = append(errs, err)
 	}
-	if conf.Contains(fieldConsumerGroup) {
-		if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
-			return c, err
-		}
-	}
-	if c.ResetOffsets, err = conf.FieldBool(fieldResetOffsets); err != nil {
-		return c, err
-	}
-	s, err := conf.FieldString(fieldStartFrom)
-	if err != nil {
-		return c, err
-	}
-	c.StartFrom = StartFrom(s)
-	if s, err = conf.FieldString(fieldCommittedFallback); err != nil {
-		return c, err
-	}
-	c.CommittedFallback = CommittedFallback(s)
-	if s, err = conf.FieldString(fieldIsolationLevel); err != nil {
-		return c, err
-	}
-	c.IsolationLevel = IsolationLevel(s)
-	if c.CommitPeriod, err = conf.FieldDuration(fieldCommitPeriod); err != nil {
-		return c, err
-	}
-	if c.CheckpointLimit, err = conf.FieldInt(fieldCheckpointLimit); err != nil {
-		return c, err
-	}
-	if c.BatchSize, err = conf.FieldInt(fieldBatchSize); err != nil {
-		return c, err
-	}
-	metaNames, err := conf.FieldStringList(fieldMetadataKeys)
-	if err != nil {
-		return c, err
-	}
-	if c.Metadata, err = parseMetaSet(metaNames); err != nil {
-		return c, err
-	}
-	if c.FetchMaxWait, err = conf.FieldDuration(fieldFetchMaxWait); err != nil {
-		return c, err
-	}
-	if s, err = conf.FieldString(fieldStopAt); err != nil {
-		return c, err
-	}
-	c.StopAt = StopAt(s)
-	if c.Readers, err = conf.FieldInt(fieldReaders); err != nil {
-		return c, err
-	}
-	if c.Shard.Index, err = conf.FieldInt(fieldShard, fieldShardIndex); err != nil {
-		return c, err
-	}
-	if c.Shard.Count, err = conf.FieldInt(fieldShard, fieldShardCount); err != nil {
-		return c, err
-	}
-	if s, err = conf.FieldString(fieldAssignment); err != nil {
-		return c, err
-	}
-	c.Assignment = Assignment(s)
-	if c.SessionTimeout, err = conf.FieldDuration(fieldSessionTimeout); err != nil {
-		return c, err
-	}
-	if s, err = conf.FieldString(fieldGroupProtocol); err != nil {
-		return c, err
-	}
-	c.GroupProtocol = GroupProtocol(s)
+	c.FetchMaxWait = duration(fieldFetchMaxWait, defaultFetchMaxWait)
+	c.StopAt = StopAt(str(fieldStopAt))
+	c.Readers = integer(fieldReaders)
+	c.Shard.Index = integer(fieldShard, fieldShardIndex)
+	c.Shard.Count = integer(fieldShard, fieldShardCount)
+	c.Assignment = Assignment(str(fieldAssignment))
+	c.SessionTimeout = duration(fieldSessionTimeout, defaultSessionTimeout)
+	c.GroupProtocol = GroupProtocol(str(fieldGroupProtocol))
+	c.ResetOffsets, err = conf.FieldBool(fieldResetOffsets)
+	keep(err)
 	if c.StartTimestamp, err = timestampFromParsed(conf, fieldStartTimestamp); err != nil {
 		errs = append(errs, err)
 	}
@@ -317,14 +299,12 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	if codec != nil {
 		c.Table = codec
-		if s, err = conf.FieldString(fieldOnError); err != nil {
-			return c, err
-		}
-		c.OnError = table.Policy(s)
+		c.OnError = table.Policy(str(fieldOnError))
 		if err := c.applyTable(tset); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, c.resolveOffsetTopics()...)
 	var tbl *schema.Table
 	if codec != nil {
 		tbl = codec.Table()
@@ -354,9 +334,8 @@ func splitTopics(entries []string) []string {
 	return out
 }
 
-// validate collects every problem with the settings. The lint rule in Spec
-// checks the same things at lint time; this runs again in the constructor
-// because linting can be skipped.
+// validate collects every problem with the settings, each naming its field.
+// configFromParsed runs it, for the constructor and for `connectd lint`.
 func (c Config) validate() error {
 	var errs []error
 	switch n := btoi(len(c.Topics) > 0) + btoi(c.TopicPattern != nil) + btoi(c.Partitions != nil); {
@@ -488,65 +467,6 @@ func groupProblems(group string, start StartFrom, assignment Assignment, reset b
 		errs = append(errs, fmt.Errorf("field %s: needs %s: without a group there are no committed offsets to reset", fieldResetOffsets, fieldConsumerGroup))
 	}
 	return errs
-}
-
-// groupLintMethod is the Bloblang method the lint rule calls on the whole
-// config: groupProblems, with the group and start mode a table sets.
-const groupLintMethod = "kafka_source_group_problems"
-
-var _ = registerGroupLintMethod()
-
-func registerGroupLintMethod() bool {
-	bloblang.MustRegisterMethodV2(groupLintMethod,
-		bloblang.NewPluginSpec().
-			Category("Connectd internal").
-			Description("Returns the problems of the consumer group settings of a kafka_source config as a list of strings. Used by kafka_source's lint rule."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				m, ok := v.(map[string]any)
-				if !ok {
-					return []any{}, nil
-				}
-				out := []any{}
-				for _, e := range lintGroup(m) {
-					out = append(out, e.Error())
-				}
-				return out, nil
-			}, nil
-		})
-	return true
-}
-
-// lintGroup is groupProblems for a config as the lint rule sees it (m, with
-// defaults filled in). A table that does not resolve is left to the table's
-// own lint problems.
-func lintGroup(m map[string]any) []error {
-	str := func(f, def string) string {
-		if s, ok := m[f].(string); ok {
-			return s
-		}
-		return def
-	}
-	group := str(fieldConsumerGroup, "")
-	start := StartFrom(str(fieldStartFrom, string(defaultStartFrom)))
-	reset, _ := m[fieldResetOffsets].(bool)
-	tableName := ""
-	raw := table.RawFromMap(m)
-	if raw.Set() {
-		t, ok, err := raw.LintResolve()
-		if err != nil || !ok {
-			return nil
-		}
-		tableName = t.Name
-		s, _ := deriveTable(t, table.Written(m, tableDerivable, tableFieldDefaults))
-		if s.group != "" {
-			group = s.group
-		}
-		if s.startFrom != "" {
-			start = s.startFrom
-		}
-	}
-	return groupProblems(group, start, Assignment(str(fieldAssignment, string(defaultAssignment))), reset, tableName)
 }
 
 // clientOpts returns the consumer options of this config, to be added to the

@@ -12,7 +12,8 @@ import (
 	"github.com/connectd/connectd/schema"
 )
 
-// lintPipelineOrder is a `connectd lint` check over a whole config: with
+// lintPipelineOrder is a check over a whole config, by `connectd lint` and
+// before `connectd run` (speclint.RegisterDocumentCheck): with
 // kafka_source feeding kafka_sink in exactly_once, each transaction commits
 // the source offsets of its batch, and an offset is held back behind any
 // earlier record still in flight. Batches must therefore reach the sink in

@@ -13,8 +13,8 @@ func checkLintProblem(t *testing.T, doc, field, want string) {
 	t.Helper()
 	var found []string
 	for _, p := range speclint.CheckYAML([]byte(doc)) {
-		if strings.Contains(p, field) {
-			found = append(found, p)
+		if strings.Contains(p.String(), field) {
+			found = append(found, p.String())
 		}
 	}
 	switch {
