@@ -27,11 +27,6 @@ var (
 	DateBuilt = "unknown"
 )
 
-const (
-	flagDevBroker       = "dev-broker"
-	flagDevBrokerTopics = "dev-broker-topics"
-)
-
 // defaultGCPercent replaces Go's GOGC default of 100 unless GOGC is set. A
 // pipeline allocates a few small objects per record (Benthos messages and
 // their metadata) that die within one batch, so the live heap is small and a
@@ -48,24 +43,19 @@ func main() {
 	// graceful shutdown, in which outputs abort their open transactions; the
 	// run then exits 1 with the error.
 	halt.SetProcessHook(func(error) { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) })
+	// connectd's config checks: lint reports them, run stops on them.
+	checks := speclint.NewCLI(os.Stderr)
 	code, err := service.RunCLIToCode(context.Background(),
 		service.CLIOptSetBinaryName("connectd"),
 		service.CLIOptSetProductName("connectd"),
 		service.CLIOptSetVersion(Version, DateBuilt),
 		service.CLIOptSetDocumentationURL("https://github.com/connectd/connectd"),
-		service.CLIOptCustomRunFlags([]cli.Flag{
-			&cli.StringFlag{
-				Name:    flagDevBroker,
-				EnvVars: []string{"CONNECTD_DEV_BROKER"},
-				Usage: "start an in-process DEVELOPMENT Kafka broker (franz-go kfake) on 127.0.0.1:PORT before running; " +
-					"data is in memory and lost on exit: not for production",
-			},
-			&cli.StringSliceFlag{
-				Name:    flagDevBrokerTopics,
-				EnvVars: []string{"CONNECTD_DEV_BROKER_TOPICS"},
-				Usage:   "topics (4 partitions each) that the development broker creates at start; others are created on first use",
-			},
-		}, onRunFlags),
+		service.CLIOptCustomRunFlags(devbroker.Flags(), func(c *cli.Context) error {
+			if err := checks.OnRunFlags(c); err != nil {
+				return err
+			}
+			return devbroker.StartFromFlags(c, os.Stderr)
+		}),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err.Error())
@@ -74,37 +64,5 @@ func main() {
 		fmt.Fprintf(os.Stderr, "connectd: the run stopped: %v\n", herr)
 		code = max(code, 1)
 	}
-	os.Exit(code)
-}
-
-// onRunFlags runs when the run-style subcommands (run, streams, lint, echo,
-// test) have parsed their flags.
-func onRunFlags(c *cli.Context) error {
-	if c.Command != nil && c.Command.Name == "lint" {
-		// Benthos's lint skips a component whose scalar fields do not
-		// decode; type-check connectd's components first.
-		if err := speclint.CheckFiles(c.Args().Slice()); err != nil {
-			return fmt.Errorf("lint: wrong field types or combinations:\n%w", err)
-		}
-	}
-	return startDevBroker(c)
-}
-
-// startDevBroker starts the development broker if asked to. The broker lives
-// as long as the process.
-func startDevBroker(c *cli.Context) error {
-	addr := c.String(flagDevBroker)
-	if addr == "" {
-		return nil
-	}
-	port, err := devbroker.ParseAddr(addr)
-	if err != nil {
-		return fmt.Errorf("--%s: %w", flagDevBroker, err)
-	}
-	b, err := devbroker.Start(devbroker.Config{Port: port, Partitions: 4, Topics: c.StringSlice(flagDevBrokerTopics)})
-	if err != nil {
-		return fmt.Errorf("--%s: %w", flagDevBroker, err)
-	}
-	fmt.Fprintf(os.Stderr, "connectd: development broker (not for production) listening on %v\n", b.Addrs())
-	return nil
+	os.Exit(checks.ExitCode(code))
 }

@@ -52,7 +52,7 @@ func TestForSharesStateWithinResources(t *testing.T) {
 	if For(service.MockResources()) == a {
 		t.Fatal("two streams share a halt state")
 	}
-	if For(nil) == For(nil) {
+	if own1, own2 := For(nil), For(nil); own1 == own2 {
 		t.Fatal("components without resources share a halt state")
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/connectd/connectd/internal/speclint"
 )
 
 // Metadata age bounds: franz-go's default minimum age between metadata
@@ -54,13 +56,30 @@ func FromParsed(conf *service.ParsedConfig) (Config, error) {
 
 // FromParsedWithBrokers is FromParsed with the brokers to use when the
 // config has no seed_brokers: a Flink table's `properties.bootstrap.servers`.
+// It reports every problem at once.
 func FromParsedWithBrokers(conf *service.ParsedConfig, brokers []string) (Config, error) {
-	var c Config
+	var (
+		c    Config
+		errs []error
+	)
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// A duration that does not parse is reported once; Validate sees its
+	// default instead.
+	duration := func(field, def string) time.Duration {
+		d, err := speclint.Duration(conf, field)
+		if err != nil {
+			errs = append(errs, err)
+			d, _ = time.ParseDuration(def)
+		}
+		return d
+	}
 	if conf.Contains(FieldSeedBrokers) {
 		listed, err := conf.FieldStringList(FieldSeedBrokers)
-		if err != nil {
-			return c, err
-		}
+		keep(err)
 		if len(listed) > 0 || brokers == nil {
 			brokers = listed
 		}
@@ -73,48 +92,35 @@ func FromParsedWithBrokers(conf *service.ParsedConfig, brokers []string) (Config
 		}
 	}
 	var err error
-	if c.ClientID, err = conf.FieldString(FieldClientID); err != nil {
-		return c, err
-	}
+	c.ClientID, err = conf.FieldString(FieldClientID)
+	keep(err)
 	tlsConf, tlsOn, err := conf.FieldTLSToggled(FieldTLS)
 	if err != nil {
-		return c, err
-	}
-	if tlsOn {
+		errs = append(errs, fmt.Errorf("field %s: %w", FieldTLS, err))
+	} else if tlsOn {
 		c.TLS = tlsConf
 	}
 	if conf.Contains(FieldSASL) {
 		sc := conf.Namespace(FieldSASL)
 		mech, err := sc.FieldString(FieldSASLMechanism)
-		if err != nil {
-			return c, err
-		}
+		keep(err)
 		c.SASL.Mechanism = Mechanism(mech)
-		if c.SASL.Username, err = sc.FieldString(FieldSASLUsername); err != nil {
-			return c, err
-		}
-		if c.SASL.Password, err = sc.FieldString(FieldSASLPassword); err != nil {
-			return c, err
-		}
-		if c.SASL.Token, err = sc.FieldString(FieldSASLToken); err != nil {
-			return c, err
-		}
+		c.SASL.Username, err = sc.FieldString(FieldSASLUsername)
+		keep(err)
+		c.SASL.Password, err = sc.FieldString(FieldSASLPassword)
+		keep(err)
+		c.SASL.Token, err = sc.FieldString(FieldSASLToken)
+		keep(err)
 		if sc.Contains(FieldSASLExtensions) {
-			if c.SASL.Extensions, err = sc.FieldStringMap(FieldSASLExtensions); err != nil {
-				return c, err
-			}
+			c.SASL.Extensions, err = sc.FieldStringMap(FieldSASLExtensions)
+			keep(err)
 		}
 	}
-	if c.MetadataMaxAge, err = conf.FieldDuration(FieldMetadataMaxAge); err != nil {
-		return c, err
-	}
-	if c.RequestTimeout, err = conf.FieldDuration(FieldRequestTimeout); err != nil {
-		return c, err
-	}
-	if c.ConnIdleTimeout, err = conf.FieldDuration(FieldConnIdleTimeout); err != nil {
-		return c, err
-	}
-	return c, c.Validate()
+	c.MetadataMaxAge = duration(FieldMetadataMaxAge, DefaultMetadataMaxAge)
+	c.RequestTimeout = duration(FieldRequestTimeout, DefaultRequestTimeout)
+	c.ConnIdleTimeout = duration(FieldConnIdleTimeout, DefaultConnIdleTimeout)
+	keep(c.Validate())
+	return c, errors.Join(errs...)
 }
 
 // Validate collects every problem with the connection settings.

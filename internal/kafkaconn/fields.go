@@ -6,8 +6,6 @@ package kafkaconn
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
-
-	"github.com/connectd/connectd/internal/speclint"
 )
 
 // Field names, shared by every component that embeds the connection fields.
@@ -24,6 +22,14 @@ const (
 	FieldMetadataMaxAge  = "metadata_max_age"
 	FieldRequestTimeout  = "request_timeout_overhead"
 	FieldConnIdleTimeout = "conn_idle_timeout"
+)
+
+// Defaults of the connection fields, declared once: the spec uses them.
+const (
+	DefaultClientID        = "connectd"
+	DefaultMetadataMaxAge  = "5m"
+	DefaultRequestTimeout  = "10s"
+	DefaultConnIdleTimeout = "20s"
 )
 
 // SASL mechanism names as written in config.
@@ -49,7 +55,7 @@ func Fields() []*service.ConfigField {
 		service.NewStringField(FieldClientID).
 			Description("Client id sent with every request, visible in broker logs and quotas. Default `connectd`. " +
 				"Flink option: `properties.client.id` (Flink derives it from `client.id.prefix`).").
-			Default("connectd").
+			Default(DefaultClientID).
 			Advanced(),
 		service.NewTLSToggledField(FieldTLS).
 			Description("TLS for broker connections. Disabled by default. Flink option: `properties.security.protocol=SSL` with the `properties.ssl.*` options."),
@@ -79,45 +85,17 @@ func Fields() []*service.ConfigField {
 		service.NewDurationField(FieldMetadataMaxAge).
 			Description("Maximum age of cached cluster metadata before it is refreshed (Go duration). Default `5m`. " +
 				"Flink option: `properties.metadata.max.age.ms`.").
-			Default("5m").
+			Default(DefaultMetadataMaxAge).
 			Advanced(),
 		service.NewDurationField(FieldRequestTimeout).
 			Description("Time added to a request's own timeout before the client gives up on it (Go duration). Default `10s`. " +
 				"Flink option: `properties.request.timeout.ms`.").
-			Default("10s").
+			Default(DefaultRequestTimeout).
 			Advanced(),
 		service.NewDurationField(FieldConnIdleTimeout).
 			Description("Idle time after which a broker connection is closed (Go duration). Default `20s`. " +
 				"Flink option: `properties.connections.max.idle.ms`.").
-			Default("20s").
+			Default(DefaultConnIdleTimeout).
 			Advanced(),
 	}
 }
-
-// LintFields lists the connection fields for speclint type checks, so
-// `connectd lint` names a connection field of the wrong type.
-func LintFields() []speclint.Field {
-	return []speclint.Field{
-		{Path: FieldSeedBrokers, Kind: speclint.StringList},
-		{Path: FieldClientID, Kind: speclint.String},
-		{Path: FieldTLS, Kind: speclint.Object},
-		{Path: FieldTLS + ".enabled", Kind: speclint.Bool},
-		{Path: FieldSASL, Kind: speclint.Object},
-		{Path: FieldSASL + "." + FieldSASLUsername, Kind: speclint.String},
-		{Path: FieldSASL + "." + FieldSASLPassword, Kind: speclint.String},
-		{Path: FieldSASL + "." + FieldSASLToken, Kind: speclint.String},
-		{Path: FieldSASL + "." + FieldSASLExtensions, Kind: speclint.Object},
-		{Path: FieldMetadataMaxAge, Kind: speclint.Duration},
-		{Path: FieldRequestTimeout, Kind: speclint.Duration},
-		{Path: FieldConnIdleTimeout, Kind: speclint.Duration},
-	}
-}
-
-// LintChecks are the cross-field checks of the connection fields as Bloblang
-// list elements (each a string error or null), to splice into a component's
-// lint rule array so that `connectd lint` reports them before run time.
-const LintChecks = `
-  if this.table == null && this.ddl == null && this.seed_brokers.or([]).filter(b -> b.string().trim() != "").length() == 0 { "field seed_brokers: at least one broker address is required" } else { null },
-  if ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"].contains(this.sasl.mechanism.or("none")) && this.sasl.username.or("") == "" { "field sasl.username: required for mechanism %s".format(this.sasl.mechanism) } else { null },
-  if this.sasl.mechanism.or("none") == "OAUTHBEARER" && this.sasl.token.or("") == "" { "field sasl.token: required for mechanism OAUTHBEARER" } else { null },
-`

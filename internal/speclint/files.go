@@ -1,7 +1,6 @@
 package speclint
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,101 +8,65 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"gopkg.in/yaml.v3"
 )
 
-// registry maps a component name to the type rule of its fields, and holds
-// the checks that look at a whole config.
-var registry = struct {
-	sync.Mutex
-	rules     map[string]*bloblang.Executor
-	documents []DocumentCheck
-}{rules: map[string]*bloblang.Executor{}}
-
-// DocumentCheck inspects a whole config document (the root node, after
-// environment variable substitution) for problems that span components, and
-// returns each as "(line,col) what: problem".
-type DocumentCheck func(root *yaml.Node) []string
-
-// RegisterDocumentCheck adds a check that CheckYAML runs on every document.
-// Call it from a component's init.
-func RegisterDocumentCheck(c DocumentCheck) {
-	registry.Lock()
-	defer registry.Unlock()
-	registry.documents = append(registry.documents, c)
+// Problem is a problem found in a config file, at a line and column.
+type Problem struct {
+	Path         string // the file; "" for CheckYAML
+	Line, Column int
+	Message      string
+	// ByRule: Benthos's linter reports it too, through the component's
+	// lint rule (Register), so `connectd lint` need not print it.
+	ByRule bool
 }
 
-func documentChecks() []DocumentCheck {
-	registry.Lock()
-	defer registry.Unlock()
-	return append([]DocumentCheck(nil), registry.documents...)
+// String formats the problem as Benthos's linter does: "path(line,col) message".
+func (p Problem) String() string {
+	return fmt.Sprintf("%s(%d,%d) %s", p.Path, p.Line, p.Column, p.Message)
 }
 
-// Register records the field types of a component so that CheckFiles can
-// type-check its configs. Call it from the component's init.
-//
-// Benthos's own lint skips a component whose scalar fields do not decode
-// (`max_in_flight: lots`) on the assumption that the error is reported
-// elsewhere, and it is not: the config lints clean and fails at run time.
-// CheckFiles closes that gap for registered components.
-func Register(component string, fields []Field) {
-	exe, err := bloblang.Parse(Rule(fields, ""))
-	if err != nil {
-		panic(fmt.Sprintf("speclint: type rule of %s does not parse: %v", component, err))
-	}
-	registry.Lock()
-	defer registry.Unlock()
-	registry.rules[component] = exe
-}
-
-func ruleFor(component string) *bloblang.Executor {
-	registry.Lock()
-	defer registry.Unlock()
-	return registry.rules[component]
-}
-
-// CheckFiles type-checks the registered components in the YAML files named by
-// paths, which may be globs or Benthos super paths (`./config/...`). Each
-// problem names the file, line, component and field.
-func CheckFiles(paths []string) error {
+// CheckFiles reads the YAML files named by paths (globs, directories, and
+// Benthos super paths `./config/...`) and returns the problems CheckYAML
+// finds in each.
+func CheckFiles(paths []string) ([]Problem, error) {
 	files, err := expand(paths)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var problems []string
+	var problems []Problem
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", f, err)
+			return nil, fmt.Errorf("reading %s: %w", f, err)
 		}
 		for _, p := range CheckYAML(data) {
-			problems = append(problems, f+p)
+			p.Path = f
+			problems = append(problems, p)
 		}
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return errors.New(strings.Join(problems, "\n"))
+	return problems, nil
 }
 
-// CheckYAML returns the type problems of registered components in one YAML
-// document, each as "(line,col) component: field ...".
-func CheckYAML(data []byte) []string {
+// CheckYAML returns the problems of one config document: those of each
+// registered component (its validator's, marked ByRule since its lint rule
+// reports them too; or, when a field has the wrong type, which makes Benthos
+// skip the rule, the type errors and the validator's problems with the other
+// fields), then those of the document checks.
+func CheckYAML(data []byte) []Problem {
 	var root yaml.Node
 	if err := yaml.Unmarshal(replaceEnvVars(data), &root); err != nil {
 		return nil // Benthos's own lint reports unparseable YAML
 	}
-	var problems []string
+	var problems []Problem
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				key, val := n.Content[i], n.Content[i+1]
-				if exe := ruleFor(key.Value); exe != nil && val.Kind == yaml.MappingNode {
-					problems = append(problems, checkComponent(exe, key, val)...)
+				if c := lookup(key.Value); c != nil && val.Kind == yaml.MappingNode {
+					problems = append(problems, c.checkNode(key, val)...)
 				}
 			}
 		}
@@ -112,10 +75,56 @@ func CheckYAML(data []byte) []string {
 		}
 	}
 	walk(&root)
-	for _, c := range documentChecks() {
-		problems = append(problems, c(&root)...)
+	for _, check := range documentChecks() {
+		for _, msg := range check(&root) {
+			problems = append(problems, locate(msg))
+		}
 	}
 	return problems
+}
+
+// checkNode returns the problems of one component config (val, under key).
+func (c *component) checkNode(key, val *yaml.Node) []Problem {
+	docs, err := c.configDocs()
+	if err != nil {
+		return []Problem{{Line: key.Line, Column: key.Column, Message: err.Error()}}
+	}
+	typeErrs := typeProblems(docs, val, "")
+	var out []Problem
+	clean := normalize(docs, val)
+	for _, p := range typeErrs {
+		out = append(out, Problem{Line: p.node.Line, Column: p.node.Column, Message: p.msg})
+		clean = without(clean, p.field)
+	}
+	data, err := yaml.Marshal(clean)
+	if err != nil {
+		return append(out, Problem{Line: key.Line, Column: key.Column, Message: err.Error()})
+	}
+next:
+	for _, msg := range c.problems(data) {
+		for _, p := range typeErrs {
+			if names(msg, p.field) {
+				continue next // its value is unknown: the type error says it
+			}
+		}
+		line, col := val.Line, val.Column
+		if n := findPath(val, fieldOf(msg)); n != nil {
+			line, col = n.Line, n.Column
+		}
+		out = append(out, Problem{Line: line, Column: col, Message: msg, ByRule: len(typeErrs) == 0})
+	}
+	return out
+}
+
+// locate splits a document check's "(line,col) message".
+func locate(msg string) Problem {
+	var p Problem
+	if n, _ := fmt.Sscanf(msg, "(%d,%d)", &p.Line, &p.Column); n == 2 {
+		_, p.Message, _ = strings.Cut(msg, ") ")
+		return p
+	}
+	p.Line, p.Column, p.Message = 1, 1, msg
+	return p
 }
 
 // Find returns the first mapping value under n (depth first) whose key is
@@ -141,35 +150,19 @@ func Find(n *yaml.Node, name string) (key, val *yaml.Node) {
 
 // Path returns the value node at the dotted path under a mapping node, or
 // nil.
-func Path(n *yaml.Node, path string) *yaml.Node { return findPath(n, strings.Split(path, ".")) }
+func Path(n *yaml.Node, path string) *yaml.Node { return findPath(n, path) }
 
-func checkComponent(exe *bloblang.Executor, key, val *yaml.Node) []string {
-	var v any
-	if err := val.Decode(&v); err != nil {
+// findPath returns the value node at the dotted path under a mapping node
+// ("" or a path that is not there: nil). A list index (`topics[1]`) stops
+// at the list.
+func findPath(n *yaml.Node, path string) *yaml.Node {
+	if path == "" {
 		return nil
 	}
-	res, err := exe.Query(v)
-	if err != nil {
-		return []string{fmt.Sprintf("(%d,%d) %s: type check failed: %v", key.Line, key.Column, key.Value, err)}
-	}
-	list, _ := res.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		line := key.Line
-		if field, _, ok := strings.Cut(strings.TrimPrefix(fmt.Sprint(e), "field "), ":"); ok {
-			if n := findPath(val, strings.Split(field, ".")); n != nil {
-				line = n.Line
-			}
-		}
-		out = append(out, fmt.Sprintf("(%d,%d) %s: %v", line, key.Column, key.Value, e))
-	}
-	return out
-}
-
-// findPath returns the value node at the dotted path under a mapping node.
-func findPath(n *yaml.Node, path []string) *yaml.Node {
-	for _, p := range path {
-		if n.Kind != yaml.MappingNode {
+	for _, p := range strings.Split(path, ".") {
+		p, _, _ = strings.Cut(p, "[")
+		n = unwrap(n)
+		if n == nil || n.Kind != yaml.MappingNode {
 			return nil
 		}
 		var next *yaml.Node
@@ -201,34 +194,49 @@ func replaceEnvVars(data []byte) []byte {
 	})
 }
 
-// expand resolves globs and super paths (`dir/...`) to YAML files.
+// expand resolves globs, directories and super paths (`dir/...`) to YAML
+// files.
 func expand(paths []string) ([]string, error) {
 	var out []string
+	walk := func(p, dir string) error {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("config path %s: %w", p, err)
+		}
+		return nil
+	}
 	for _, p := range paths {
 		if dir, ok := strings.CutSuffix(p, "..."); ok {
 			dir = strings.TrimSuffix(dir, "/")
-			if dir == "" || dir == "." {
+			if dir == "" {
 				dir = "."
 			}
-			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-					out = append(out, path)
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("lint path %s: %w", p, err)
+			if err := walk(p, dir); err != nil {
+				return nil, err
 			}
 			continue
 		}
 		matches, err := filepath.Glob(p)
 		if err != nil {
-			return nil, fmt.Errorf("lint path %s: %w", p, err)
+			return nil, fmt.Errorf("config path %s: %w", p, err)
 		}
-		out = append(out, matches...)
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.IsDir() {
+				if err := walk(p, m); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			out = append(out, m)
+		}
 	}
 	sort.Strings(out)
 	return out, nil

@@ -1,90 +1,207 @@
 package speclint
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"gopkg.in/yaml.v3"
 )
 
-func lint(t *testing.T, rule string, conf map[string]any) []string {
+func indent(body string) string {
+	return "  " + strings.ReplaceAll(body, "\n", "\n  ") + "\n"
+}
+
+func parseNode(t *testing.T, body string) *yaml.Node {
 	t.Helper()
-	exe, err := bloblang.Parse(rule)
-	if err != nil {
-		t.Fatalf("rule does not parse: %v\n%s", err, rule)
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(body), &n); err != nil {
+		t.Fatal(err)
 	}
-	res, err := exe.Query(conf)
+	return &n
+}
+
+func lintOutput(t *testing.T, name, body string) []string {
+	t.Helper()
+	lints, err := service.GlobalEnvironment().NewComponentConfigLinter().LintOutputYAML([]byte(name + ":\n" + body))
 	if err != nil {
-		t.Fatalf("rule failed: %v", err)
+		t.Fatal(err)
 	}
 	var out []string
-	for _, e := range res.([]any) {
-		out = append(out, e.(string))
+	for _, l := range lints {
+		out = append(out, l.What)
 	}
 	return out
 }
 
-var fields = []Field{
-	{"max_in_flight", Int},
-	{"ratio", Float},
-	{"enabled", Bool},
-	{"topic", String},
-	{"period", Duration},
-	{"seed_brokers", StringList},
-	{"batching.count", Int},
-	{"sasl", Object},
-}
-
-const crossRule = `root = [ if this.max_in_flight.or(1) < 1 { "field max_in_flight: must be at least 1" } else { null } ].filter(e -> e != null)`
-
-func TestRuleTypeChecks(t *testing.T) {
+// The lint rule that Register sets runs the component's Go validator.
+func TestLintRuleRunsTheValidator(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name string
-		conf map[string]any
-		want []string // substrings, one per expected error, in order
-	}{
-		{"all absent", map[string]any{}, nil},
-		{"all well typed", map[string]any{
-			"max_in_flight": 4, "ratio": 0.5, "enabled": true, "topic": "t", "period": "1m30s",
-			"seed_brokers": []any{"a:1"}, "batching": map[string]any{"count": 10}, "sasl": map[string]any{},
-		}, nil},
-		{"string for int", map[string]any{"max_in_flight": "lots"}, []string{`field max_in_flight: expected an integer, got string "lots"`}},
-		{"fraction for int", map[string]any{"max_in_flight": 1.5}, []string{"field max_in_flight: expected an integer, got number 1.5"}},
-		{"string for float", map[string]any{"ratio": "half"}, []string{"field ratio: expected a number"}},
-		{"string for bool", map[string]any{"enabled": "yes please"}, []string{"field enabled: expected true or false"}},
-		{"number for string", map[string]any{"topic": 5}, []string{"field topic: expected a string, got number 5"}},
-		{"bad duration", map[string]any{"period": "5 seconds"}, []string{`field period: expected a Go duration`}},
-		{"number for duration", map[string]any{"period": 5}, []string{`field period: expected a Go duration`}},
-		{"empty list", map[string]any{"seed_brokers": []any{}}, nil},
-		{"scalar for list", map[string]any{"seed_brokers": "a:1"}, []string{"field seed_brokers: expected a list of strings"}},
-		{"list with a number", map[string]any{"seed_brokers": []any{"a:1", 2}}, []string{"field seed_brokers: expected a list of strings"}},
-		{"nested", map[string]any{"batching": map[string]any{"count": "ten"}}, []string{"field batching.count: expected an integer"}},
-		{"list for object", map[string]any{"sasl": []any{}}, []string{"field sasl: expected an object"}},
-		{"several", map[string]any{"max_in_flight": "x", "period": "y"}, []string{"max_in_flight", "period"}},
-		{"cross rule runs when types are fine", map[string]any{"max_in_flight": 0}, []string{"field max_in_flight: must be at least 1"}},
+	got := lintOutput(t, testOutput, "  max_in_flight: 0\n  mode: slow\n  timeout: soon\n")
+	for _, want := range []string{
+		"field max_in_flight: must be at least 1, got 0",
+		`field mode: unknown value "slow" (want fast or safe)`,
+		`field timeout: expected a Go duration such as "500ms", "5s" or "1m", got "soon"`,
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("lints %q lack %q", got, want)
+		}
 	}
-	rule := Rule(fields, crossRule)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			got := lint(t, rule, c.conf)
-			if len(got) != len(c.want) {
-				t.Fatalf("got %d errors %q, want %d like %q", len(got), got, len(c.want), c.want)
-			}
-			for i, w := range c.want {
-				if !strings.Contains(got[i], w) {
-					t.Errorf("error %d = %q, want it to contain %q", i, got[i], w)
-				}
-			}
-		})
+	if got := lintOutput(t, testOutput, "  max_in_flight: 4\n"); len(got) != 0 {
+		t.Errorf("a valid config lints %q", got)
+	}
+	if problems, err := Validate(testOutput, "max_in_flight: 0\n"); err != nil || len(problems) != 1 {
+		t.Errorf("Validate = %q, %v; want the max_in_flight problem", problems, err)
+	}
+	if _, err := Validate("no_such_component", ""); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("Validate of an unknown component: %v", err)
 	}
 }
 
-func TestRuleWithoutCrossRule(t *testing.T) {
+// CheckYAML reports, for a component with a field of the wrong type (whose
+// lint rule Benthos skips), the type errors and the validator's problems with
+// the other fields, all at once; not the validator's view of the mistyped
+// field.
+func TestCheckYAMLReportsTypeErrorsWithTheRest(t *testing.T) {
+	t.Setenv("SPECLINT_TEST_MAX", "lots")
+	doc := `
+output:
+  broker:
+    outputs:
+      - speclint_test_output:
+          max_in_flight: ${SPECLINT_TEST_MAX}
+          mode: slow
+          timeout: soon
+          topics: [ a, { x: 1 }, bad ]
+          labels: { a: [ 1 ] }
+          batching:
+            count: ten
+            ratio: -1
+`
+	var got []string
+	for _, p := range CheckYAML([]byte(doc)) {
+		if p.ByRule {
+			t.Errorf("%v: Benthos skips the lint rule of a component with a type error", p)
+		}
+		got = append(got, p.String())
+	}
+	want := []string{
+		`(6,26) field max_in_flight: expected an integer, got string "lots"`,
+		`(9,24) field topics[1]: expected a string, got an object`,
+		`(10,24) field labels.a: expected a string, got a list`,
+		`(12,20) field batching.count: expected an integer, got string "ten"`,
+		`(8,20) field timeout: expected a Go duration such as "500ms", "5s" or "1m", got "soon"`,
+		`(7,17) field mode: unknown value "slow" (want fast or safe)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The problems of a well-typed component are the validator's, marked
+// ByRule: its lint rule reports them too, so `connectd lint` leaves them to
+// Benthos's linter (and `connectd run` stops on them before Benthos lints).
+func TestCheckYAMLMarksWhatTheLintRuleReports(t *testing.T) {
 	t.Parallel()
-	got := lint(t, Rule(fields, ""), map[string]any{"enabled": 1})
-	if len(got) != 1 || !strings.Contains(got[0], "field enabled") {
-		t.Fatalf("got %q", got)
+	doc := "output:\n  speclint_test_output:\n    max_in_flight: 0\n    mode: slow\n"
+	want := []Problem{
+		{Line: 3, Column: 20, Message: "field max_in_flight: must be at least 1, got 0", ByRule: true},
+		{Line: 4, Column: 11, Message: `field mode: unknown value "slow" (want fast or safe)`, ByRule: true},
+	}
+	if got := CheckYAML([]byte(doc)); !slices.Equal(got, want) {
+		t.Errorf("CheckYAML = %v, want %v", got, want)
+	}
+	if got := CheckYAML([]byte("output:\n  other:\n    max_in_flight: lots\n")); len(got) != 0 {
+		t.Errorf("an unregistered component: %v", got)
+	}
+}
+
+// typeProblems mirrors Benthos's decoding: a config has type problems
+// exactly when Benthos's linter skips the component's lint rule, for every
+// shape of value.
+func TestTypeProblemsExactlyWhenBenthosSkipsTheRule(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		"max_in_flight: 4",
+		"max_in_flight: lots",
+		"max_in_flight: 1.5",
+		`max_in_flight: "3"`,
+		"max_in_flight: [ 1 ]",
+		"max_in_flight: ~",
+		"enabled: yes",
+		"enabled: 1",
+		"enabled: TRUE",
+		"timeout: 5",
+		"timeout: { a: 1 }",
+		"mode: 7",
+		"topics: orders",
+		"topics: [ a, 2 ]",
+		"topics: [ a, { x: 1 } ]",
+		"topics: { a: b }",
+		"labels: { a: b }",
+		"labels: { a: [ 1 ] }",
+		"labels: [ a ]",
+		"batching: 3",
+		"batching: { count: ten }",
+		"batching: { ratio: half }",
+		"batching: { ratio: 1 }",
+		"batching: [ { count: x } ]",
+		"anything: { deep: [ 1, { x: y } ] }",
+		"unknown_field: { x: 1 }",
+		"max_in_flight: &a 3\nenabled: *a",
+	} {
+		ruleRan := slices.Contains(lintOutput(t, testSentinel, indent(body)), sentinelProblem)
+		c := lookup(testSentinel)
+		docs, err := c.configDocs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := parseNode(t, body)
+		typeErrs := typeProblems(docs, n, "")
+		if ruleRan == (len(typeErrs) > 0) {
+			t.Errorf("%q: Benthos ran the lint rule: %v; type problems: %v", body, ruleRan, typeErrs)
+		}
+	}
+}
+
+func TestMessagesFlattenJoinedErrors(t *testing.T) {
+	t.Parallel()
+	a, b, c := errors.New("field a: x"), errors.New("field b: y"), fmt.Errorf("field c: %w", errors.New("z"))
+	got := messages(errors.Join(a, errors.Join(b, nil, c), a))
+	if want := []string{"field a: x", "field b: y", "field c: z"}; !slices.Equal(got, want) {
+		t.Errorf("Messages = %q, want %q", got, want)
+	}
+	if messages(nil) != nil {
+		t.Error("messages(nil) is not empty")
+	}
+}
+
+func TestCheckFilesExpandsPaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "nested")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(sub, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("output:\n  speclint_test_output:\n    enabled: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "good.yml"), []byte("output:\n  speclint_test_output:\n    enabled: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, paths := range [][]string{{dir + "/..."}, {dir}, {filepath.Join(dir, "*", "*.yaml")}} {
+		problems, err := CheckFiles(paths)
+		if err != nil || len(problems) != 1 || problems[0].String() != bad+`(3,14) field enabled: expected true or false, got integer 3` {
+			t.Errorf("CheckFiles(%q) = %v, %v", paths, problems, err)
+		}
+	}
+	if problems, err := CheckFiles([]string{filepath.Join(dir, "*.yml")}); err != nil || len(problems) != 0 {
+		t.Errorf("clean file: %v, %v", problems, err)
 	}
 }

@@ -40,6 +40,16 @@ const (
 	FieldOnError = "on_error"
 )
 
+// The examples of the table fields: `connectd create` writes the first
+// example of each optional field into the config it prints, so together
+// they make a table that every component taking one can use as it is (a
+// catalog path would only resolve from one directory, so catalog has none).
+const (
+	exampleTable = "events"
+	exampleDDL   = "CREATE TABLE events (id STRING, amount DOUBLE, ts TIMESTAMP(3)) WITH ('connector' = 'kafka', 'topic' = 'events', " +
+		"'properties.bootstrap.servers' = 'localhost:9092', 'format' = 'json')"
+)
+
 // Fields returns the fields that name a table: table, catalog and ddl.
 // Which of the table's WITH options a component uses is the component's
 // own documentation.
@@ -53,7 +63,7 @@ func Fields() []*service.ConfigField {
 				"(see Tables in the description): the table is the single source of truth, a field that the table also sets must agree " +
 				"with it (a contradiction is a config error naming the field and the option), and a WITH option that connectd does not " +
 				"support is an error naming it. Default: none. Flink: the table of `CREATE TABLE`.").
-			Example("user_events").
+			Example(exampleTable).
 			Example(map[string]any{
 				"name": "orders",
 				"columns": []any{
@@ -66,13 +76,13 @@ func Fields() []*service.ConfigField {
 			Optional(),
 		service.NewStringField(FieldCatalog).
 			Description("Path of a catalog file, relative to the working directory: `.sql` with Flink `CREATE TABLE` statements, or " +
-				"`.yaml` with a `tables:` list in the YAML form; `table` names the table to use. Default: none. Flink: a catalog.").
-			Example("./config/tables.sql").
+				"`.yaml` with a `tables:` list in the YAML form, for example `./config/tables.sql`; `table` names the table to use. " +
+				"`connectd lint` reads it, as a run does. Default: none. Flink: a catalog.").
 			Optional(),
 		service.NewStringField(FieldDDL).
 			Description("Flink SQL `CREATE TABLE` statements, inline, instead of `catalog`; with several, `table` names the one to use. " +
 				"Default: none. Flink: `CREATE TABLE`.").
-			Example("CREATE TABLE device_metrics (device_id STRING, metric_value DOUBLE) WITH ('connector' = 'kafka', 'topic' = 'device_metrics', 'format' = 'json')").
+			Example(exampleDDL).
 			Optional(),
 	}
 }

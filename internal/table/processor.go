@@ -1,7 +1,9 @@
 package table
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -23,8 +25,7 @@ type ProcessorConfig struct {
 	Computed *expr.Env
 }
 
-// processorRaw is a processor config before validation, from a parsed
-// config or from the plain value a lint rule sees.
+// processorRaw is a processor config before validation.
 type processorRaw struct {
 	Raw
 	format    string
@@ -56,30 +57,28 @@ func processorRawFromParsed(conf *service.ParsedConfig) (processorRaw, error) {
 
 // ProcessorFromParsed reads and validates the table, the format and the
 // policy of a processor (ProcessorFields), and builds the codec. Errors
-// name the field.
+// name the field; every problem is reported at once (those of the format
+// and its options only once the table resolves).
 func ProcessorFromParsed(conf *service.ParsedConfig) (*ProcessorConfig, error) {
 	r, err := processorRawFromParsed(conf)
 	if err != nil {
 		return nil, err
 	}
-	return build(r, true)
+	return build(r)
 }
 
-// build validates a raw config; readCatalog false skips configs that name a
-// catalog file (lint time).
-func build(r processorRaw, readCatalog bool) (*ProcessorConfig, error) {
-	if r.Catalog != "" && !readCatalog {
-		return nil, nil
-	}
+// build validates a raw config, reporting every problem at once.
+func build(r processorRaw) (*ProcessorConfig, error) {
 	t, err := r.resolve()
 	if err != nil {
 		return nil, err
 	}
+	var errs []error
 	c := &ProcessorConfig{Table: t}
 	if slices.ContainsFunc(t.Columns, func(col schema.Column) bool { return col.Kind == schema.Computed }) {
 		// type-check computed columns, also at lint time
 		if c.Computed, err = expr.NewEnv(t); err != nil {
-			return nil, fmt.Errorf("field %s: %w", FieldTable, err)
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldTable, err))
 		}
 	}
 	name, opts, ok := t.FormatOf()
@@ -92,30 +91,38 @@ func build(r processorRaw, readCatalog bool) (*ProcessorConfig, error) {
 	case ok:
 		c.Format = name
 	default:
-		return nil, fmt.Errorf("field %s: the table %s names no format (option 'format' or 'value.format'); set %s", FieldFormat, t.Name, FieldFormat)
+		errs = append(errs, fmt.Errorf("field %s: the table %s names no format (option 'format' or 'value.format'); set %s", FieldFormat, t.Name, FieldFormat))
 	}
 	c.Options = opts
+	optionsOK := true
 	if r.options != nil {
 		m, ok := r.options.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("field %s: want an object of format options, got %T", FieldOptions, r.options)
+			optionsOK = false
+			errs = append(errs, fmt.Errorf("field %s: want an object of format options, got %T", FieldOptions, r.options))
 		}
-		for k, v := range m {
-			switch v.(type) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			switch v := m[k]; v.(type) {
 			case string, bool, int, int64, float64:
 				c.Options[k] = fmt.Sprint(v)
 			default:
-				return nil, fmt.Errorf("field %s.%s: want a scalar value, got %T", FieldOptions, k, v)
+				optionsOK = false
+				errs = append(errs, fmt.Errorf("field %s.%s: want a scalar value, got %T", FieldOptions, k, v))
 			}
 		}
 	}
 	switch c.OnError = Policy(r.onError); c.OnError {
 	case PolicyFail, PolicySkip, PolicyDeadLetter:
 	default:
-		return nil, fmt.Errorf("field %s: unknown value %q (want fail, skip or dead_letter)", FieldOnError, r.onError)
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want fail, skip or dead_letter)", FieldOnError, r.onError))
 	}
-	if c.Codec, err = format.New(c.Format, t.PhysicalRowType(), c.Options); err != nil {
-		return nil, fmt.Errorf("field %s: %w", FieldFormat, err)
+	if optionsOK && c.Format != "" {
+		if c.Codec, err = format.New(c.Format, t.PhysicalRowType(), c.Options); err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldFormat, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

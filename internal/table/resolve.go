@@ -84,6 +84,13 @@ func (r Raw) resolve() (*schema.Table, error) {
 	name, named := r.Table.(string)
 	switch {
 	case r.Table != nil && !named:
+		if _, isMap := r.Table.(map[string]any); !isMap {
+			got := "a list"
+			if _, isList := r.Table.([]any); !isList {
+				got = fmt.Sprintf("%v", r.Table)
+			}
+			return nil, fmt.Errorf("field %s: want an object (the YAML form) or a table name, got %s", FieldTable, got)
+		}
 		if r.Catalog != "" || r.DDL != "" {
 			return nil, fmt.Errorf("field %s: an inline table excludes %s and %s", FieldTable, FieldCatalog, FieldDDL)
 		}

@@ -6,10 +6,12 @@
 package eventwindow
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/speclint"
 )
 
 const component = "event_window"
@@ -33,17 +35,16 @@ const (
 	FieldFlushAfterIdle    = "flush_after_idle"
 )
 
-// Defaults.
+// Defaults, declared once: the spec uses them.
 const (
+	DefaultType              = "tumbling"
+	DefaultLate              = "drop"
+	DefaultDuration          = "0s" // allowed_lateness and flush_after_idle: none
 	DefaultEventTimeMetadata = "kafka_event_time_ms"
 	DefaultWatermarkMetadata = "kafka_watermark_ms"
 	DefaultMaxOpenWindows    = 100_000
 	DefaultMaxRows           = 1_000_000
 )
-
-const lintMethod = "connectd_event_window_problems"
-
-var lintRule = `root = this.` + lintMethod + `()`
 
 // Spec returns the config spec of the event_window buffer.
 func Spec() *service.ConfigSpec {
@@ -157,21 +158,21 @@ them: the input batch is rejected (nacked) with an error naming the limit, and t
 					"`sliding`: windows of `size` starting every `slide`, a record is in `size/slide` of them (Flink `SlidingEventTimeWindows`, SQL `HOP`). "+
 					"`session`: per key, a window that lasts until `gap` passes without a record; a record that bridges two sessions merges them (Flink `EventTimeSessionWindows`, SQL `SESSION`). "+
 					"Default: `tumbling`.").
-				Default("tumbling"),
+				Default(DefaultType),
 			service.NewStringField(FieldSize).
 				Description("Window length, a Go duration in whole milliseconds (`1m`, `500ms`). Required for tumbling and sliding. "+
 					"Flink: `TumblingEventTimeWindows.of(size)`, `SlidingEventTimeWindows.of(size, slide)`.").
 				Example("1m").Optional(),
 			service.NewStringField(FieldSlide).
-				Description("Sliding windows only: how often a window starts, a Go duration, at most `size`. Flink: the `slide` of `SlidingEventTimeWindows.of(size, slide)`.").
-				Example("10s").Optional(),
+				Description("Sliding windows only: how often a window starts, a Go duration, at most `size` (`10s`). Flink: the `slide` of `SlidingEventTimeWindows.of(size, slide)`.").
+				Optional(),
 			service.NewStringField(FieldGap).
-				Description("Session windows only: the inactivity gap that closes a session, a Go duration. Flink: `EventTimeSessionWindows.withGap(gap)`.").
-				Example("30m").Optional(),
+				Description("Session windows only: the inactivity gap that closes a session, a Go duration (`30m`). Flink: `EventTimeSessionWindows.withGap(gap)`.").
+				Optional(),
 			service.NewStringField(FieldAllowedLateness).
 				Description("How long after the watermark passes a window's end the window stays open for late records, a Go duration. "+
 					"Default: `0s`. Flink: `WindowedStream.allowedLateness(...)` (see the firing rule above: one final result here).").
-				Default("0s"),
+				Default(DefaultDuration),
 			service.NewInterpolatedStringField(FieldKey).
 				Description("The grouping key of a record, an interpolation (`${! json(\"user\") }`, `${! @kafka_key }`). "+
 					"Default: empty, one global key (Flink `windowAll`). Flink: `keyBy(...)`; SQL `GROUP BY`.").
@@ -214,7 +215,7 @@ root = if this.rows.length() < 3 { deleted() }`).
 			service.NewStringEnumField(FieldLate, "drop", "error").
 				Description("What happens to a record whose windows have all fired: `drop` acknowledges it and counts `event_window_late_dropped` "+
 					"(Flink's default); `error` passes it on flagged with an error, for `catch` or `switch` (Flink `sideOutputLateData`). Default: `drop`.").
-				Default("drop"),
+				Default(DefaultLate),
 			service.NewStringField(FieldFlushAfterIdle).
 				Description("When no record has arrived for this long (processing time, a Go duration), advance the watermark just far enough "+
 					"to fire every open window; later records for those windows are then late. For bounded inputs other than kafka_source "+
@@ -222,7 +223,7 @@ root = if this.rows.length() < 3 { deleted() }`).
 					"the windows fire. Default: `0s`, off: only the watermark fires windows. Flink: none (a bounded Flink source ends with "+
 					"the `Long.MAX_VALUE` watermark, which this buffer also honours).").
 				Example("5s").
-				Default("0s"),
+				Default(DefaultDuration),
 			service.NewIntField(FieldMaxOpenWindows).
 				Description("The most windows held at once, open or fired and awaiting the output's ack (about 200 bytes + 64 per aggregate each). "+
 					"Reached: back-pressure while results await acks, else the input batch is rejected with an error. Default: 100000. Flink: none (state backend size).").
@@ -231,7 +232,6 @@ root = if this.rows.length() < 3 { deleted() }`).
 				Description("The most rows kept for `aggregate`, over the same windows as `max_open_windows`; unused without `aggregate`. Default: 1000000.").
 				Default(DefaultMaxRows).Advanced(),
 		).
-		LintRule(lintRule).
 		Example("Orders per user per minute",
 			"Tumbling one-minute windows keyed by user, counted and summed, written to Kafka in transactions.",
 			`
@@ -315,106 +315,46 @@ func rawFromParsed(conf *service.ParsedConfig) (rawConfig, error) {
 	return r, nil
 }
 
-// ConfigFromParsed turns a parsed config into a validated Config.
+// ConfigFromParsed turns a parsed config into a validated Config, reporting
+// every problem at once. `connectd lint` runs it too (speclint.Register).
 func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	var c Config
 	r, err := rawFromParsed(conf)
 	if err != nil {
 		return c, err
 	}
-	if err := r.validate(&c); err != nil {
-		return c, err
-	}
+	errs := []error{r.validate(&c)}
 	if key, err := conf.FieldString(FieldKey); err == nil && key != "" {
 		if c.Key, err = conf.FieldInterpolatedString(FieldKey); err != nil {
-			return c, err
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldKey, err))
 		}
 	}
 	if conf.Contains(FieldTimestampMapping) {
 		if c.TimestampMapping, err = conf.FieldBloblang(FieldTimestampMapping); err != nil {
-			return c, err
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldTimestampMapping, err))
 		}
 	}
 	if conf.Contains(FieldAggregate) {
 		if c.Aggregate, err = conf.FieldBloblang(FieldAggregate); err != nil {
-			return c, err
+			errs = append(errs, fmt.Errorf("field %s: %w", FieldAggregate, err))
 		}
 	}
 	if c.EventTimeMeta, err = conf.FieldString(FieldEventTimeMetadata); err != nil {
-		return c, err
+		errs = append(errs, err)
 	}
 	if c.WatermarkMeta, err = conf.FieldString(FieldWatermarkMetadata); err != nil {
-		return c, err
+		errs = append(errs, err)
 	}
-	return c, nil
-}
-
-// rawFromLint reads a config object as the lint rule sees it.
-func rawFromLint(m map[string]any) rawConfig {
-	str := func(k, def string) string {
-		if s, ok := m[k].(string); ok {
-			return s
-		}
-		return def
-	}
-	num := func(k string, def int) int {
-		v, ok := m[k]
-		if !ok || v == nil {
-			return def
-		}
-		i, f, isInt, err := number(v)
-		if err != nil {
-			return 0
-		}
-		if !isInt {
-			return int(f)
-		}
-		return int(i)
-	}
-	r := rawConfig{
-		Type:            str(FieldType, "tumbling"),
-		Size:            str(FieldSize, ""),
-		Slide:           str(FieldSlide, ""),
-		Gap:             str(FieldGap, ""),
-		AllowedLateness: str(FieldAllowedLateness, "0s"),
-		Late:            str(FieldLate, "drop"),
-		MaxOpenWindows:  num(FieldMaxOpenWindows, DefaultMaxOpenWindows),
-		MaxRows:         num(FieldMaxRows, DefaultMaxRows),
-		FlushAfterIdle:  str(FieldFlushAfterIdle, "0s"),
-	}
-	if aggs, ok := m[FieldAggregates].(map[string]any); ok {
-		r.Aggregates = make(map[string]string, len(aggs))
-		for k, v := range aggs {
-			r.Aggregates[k] = fmt.Sprint(v)
-		}
-	}
-	if s, ok := m[FieldAggregate].(string); ok && s != "" {
-		r.HasAggregate = true
-	}
-	return r
+	return c, errors.Join(errs...)
 }
 
 func init() {
-	// The lint method must exist before the spec's lint rule is parsed.
-	if err := bloblang.RegisterMethodV2(lintMethod, bloblang.NewPluginSpec().
-		Category("connectd").
-		Description("Returns the problems of an event_window buffer config (an object) as a list of strings. Used by its lint rule."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				m, ok := v.(map[string]any)
-				if !ok {
-					return []any{}, nil
-				}
-				var c Config
-				if err := rawFromLint(m).validate(&c); err != nil {
-					return []any{err.Error()}, nil
-				}
-				return []any{}, nil
-			}, nil
-		}); err != nil {
-		panic(err)
-	}
-	if err := service.RegisterBatchBuffer(component, Spec(), func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchBuffer, error) {
+	spec := Spec()
+	speclint.Register(speclint.Buffer, component, spec, func(conf *service.ParsedConfig) error {
+		_, err := ConfigFromParsed(conf)
+		return err
+	})
+	if err := service.RegisterBatchBuffer(component, spec, func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchBuffer, error) {
 		c, err := ConfigFromParsed(conf)
 		if err != nil {
 			return nil, err

@@ -44,5 +44,5 @@ func newAssignment(conf Config, sess *session) assignment {
 	if conf.Assignment == AssignmentGroup {
 		return &groupAssignment{conf: conf, sess: sess}
 	}
-	return &enumeratorAssignment{conf: conf}
+	return &enumeratorAssignment{conf: conf, log: sess.log}
 }

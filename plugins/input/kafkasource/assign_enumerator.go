@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -19,12 +20,13 @@ import (
 // group with the admin client, and a transaction commits them as no member.
 type enumeratorAssignment struct {
 	conf Config
+	log  *service.Logger
 }
 
 func (a *enumeratorAssignment) clientOpts(int) []kgo.Opt { return nil }
 
 func (a *enumeratorAssignment) splits(ctx context.Context, adm *kadm.Client, resume, stops map[topicPartition]int64) ([]split, error) {
-	return enumerate(ctx, adm, a.conf, resume, stops)
+	return enumerate(ctx, adm, a.conf, resume, stops, a.log)
 }
 
 func (a *enumeratorAssignment) discoveryInterval() time.Duration {

@@ -93,24 +93,32 @@ func TestSourceStartFromTimestampAndOffsets(t *testing.T) {
 		wantFirst map[topicPartition]int64 // absent: nothing read
 		wantErr   string
 	}{
+		// t/2 has committed offset 2, where it resumes in every mode
+		// (DESIGN.md contract 8); start_from places t/0 and t/1.
 		{
 			name:      "timestamp in milliseconds between records",
 			conf:      []string{"start_from: timestamp", fmt.Sprintf("start_timestamp: %d", baseTime.Add(2500*time.Millisecond).UnixMilli())},
-			wantFirst: all(3),
+			wantFirst: map[topicPartition]int64{tpT(0): 3, tpT(1): 3, tpT(2): 2},
 		},
 		{
 			name:      "timestamp in RFC 3339 on a record",
 			conf:      []string{"start_from: timestamp", "start_timestamp: " + baseTime.Add(time.Second).UTC().Format(time.RFC3339)},
-			wantFirst: all(1),
+			wantFirst: map[topicPartition]int64{tpT(0): 1, tpT(1): 1, tpT(2): 2},
 		},
 		{
 			name:      "timestamp before every record",
 			conf:      []string{"start_from: timestamp", "start_timestamp: 0"},
+			wantFirst: map[topicPartition]int64{tpT(0): 0, tpT(1): 0, tpT(2): 2},
+		},
+		{
+			name:      "timestamp before every record, reset_offsets",
+			conf:      []string{"start_from: timestamp", "start_timestamp: 0", "reset_offsets: true"},
 			wantFirst: all(0),
 		},
 		{
-			name: "timestamp after every record starts at the end",
-			conf: []string{"start_from: timestamp", fmt.Sprintf("start_timestamp: %d", baseTime.Add(time.Hour).UnixMilli())},
+			name:      "timestamp after every record starts at the end",
+			conf:      []string{"start_from: timestamp", fmt.Sprintf("start_timestamp: %d", baseTime.Add(time.Hour).UnixMilli())},
+			wantFirst: map[topicPartition]int64{tpT(2): 2},
 		},
 		{
 			name:      "offsets in Flink's form, unlisted partition from committed",
@@ -118,8 +126,13 @@ func TestSourceStartFromTimestampAndOffsets(t *testing.T) {
 			wantFirst: map[topicPartition]int64{tpT(0): 1, tpT(1): 4, tpT(2): 2},
 		},
 		{
-			name:      "offsets as a map, offset at the end reads nothing",
+			name:      "offsets as a map, offset at the end reads nothing, committed wins",
 			conf:      []string{"start_from: offsets", `start_offsets: { t: { 0: 5, 2: 0 } }`},
+			wantFirst: map[topicPartition]int64{tpT(1): 0, tpT(2): 2},
+		},
+		{
+			name:      "offsets as a map with reset_offsets",
+			conf:      []string{"start_from: offsets", `start_offsets: { t: { 0: 5, 2: 0 } }`, "reset_offsets: true"},
 			wantFirst: map[topicPartition]int64{tpT(1): 0, tpT(2): 0},
 		},
 		{

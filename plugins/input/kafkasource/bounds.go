@@ -84,7 +84,9 @@ func timestampFromParsed(conf *service.ParsedConfig, field string) (int64, error
 
 // parseOffsets reads per-topic offsets. Each topic maps either to a map of
 // partition to offset, or to Flink's string form
-// `partition:0,offset:42;partition:1,offset:300`.
+// `partition:0,offset:42;partition:1,offset:300`. A key that maps to an
+// offset itself is `topic:partition`, or a partition alone, which belongs to
+// the single topic read: its topic is left empty for resolveOffsetTopics.
 func parseOffsets(field string, m map[string]any) (map[topicPartition]int64, error) {
 	out := map[topicPartition]int64{}
 	var errs []string
@@ -94,19 +96,23 @@ func parseOffsets(field string, m map[string]any) (map[topicPartition]int64, err
 	}
 	sort.Strings(topics)
 	add := func(topic, p string, o any) {
+		at := field + "." + topic
+		if topic == "" {
+			at = field
+		}
 		part, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
 		if err != nil || part < 0 {
-			errs = append(errs, fmt.Sprintf("field %s.%s: partition %q is not a partition number", field, topic, p))
+			errs = append(errs, fmt.Sprintf("field %s: partition %q is not a partition number", at, p))
 			return
 		}
 		off, ok := toOffset(o)
 		if !ok {
-			errs = append(errs, fmt.Sprintf("field %s.%s: offset %v of partition %d is not a non-negative integer", field, topic, o, part))
+			errs = append(errs, fmt.Sprintf("field %s: offset %v of partition %d is not a non-negative integer", at, o, part))
 			return
 		}
 		tp := topicPartition{topic: topic, partition: int32(part)}
 		if _, dup := out[tp]; dup {
-			errs = append(errs, fmt.Sprintf("field %s.%s: partition %d is listed twice", field, topic, part))
+			errs = append(errs, fmt.Sprintf("field %s: partition %d is listed twice", at, part))
 			return
 		}
 		out[tp] = off
@@ -132,6 +138,13 @@ func parseOffsets(field string, m map[string]any) (map[topicPartition]int64, err
 		case map[any]any:
 			for p, o := range v {
 				add(topic, fmt.Sprint(p), o)
+			}
+		case int, int64, uint64, float64:
+			// Kafka topic names cannot hold ':', so the last one splits.
+			if i := strings.LastIndexByte(topic, ':'); i >= 0 {
+				add(topic[:i], topic[i+1:], v)
+			} else {
+				add("", topic, v)
 			}
 		default:
 			errs = append(errs, fmt.Sprintf("field %s.%s: expected a map of partition to offset or a string such as \"partition:0,offset:42;partition:1,offset:300\", got %T", field, topic, v))
@@ -183,6 +196,36 @@ func offsetsFromParsed(conf *service.ParsedConfig, field string) (map[topicParti
 		return nil, fmt.Errorf("field %s: expected a map of topic to offsets, got %T", field, v)
 	}
 	return parseOffsets(field, m)
+}
+
+// resolveOffsetTopics gives offsets listed by partition alone (parseOffsets)
+// the single topic that the config reads.
+func (c *Config) resolveOffsetTopics() []error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		m    map[topicPartition]int64
+	}{{fieldStartOffsets, c.StartOffsets}, {fieldStopOffsets, c.StopOffsets}} {
+		for _, tp := range sortedPartitions(f.m) {
+			if tp.topic != "" {
+				continue
+			}
+			off := f.m[tp]
+			delete(f.m, tp)
+			if len(c.Topics) != 1 {
+				errs = append(errs, fmt.Errorf("field %s.%d: a partition without a topic needs exactly one topic in %s; write \"<topic>:%d\"",
+					f.name, tp.partition, fieldTopics, tp.partition))
+				continue
+			}
+			tp.topic = c.Topics[0]
+			if _, dup := f.m[tp]; dup {
+				errs = append(errs, fmt.Errorf("field %s: partition %d of %s is listed twice", f.name, tp.partition, tp.topic))
+				continue
+			}
+			f.m[tp] = off
+		}
+	}
+	return errs
 }
 
 // modeParameter checks a field that belongs to one value of a mode field

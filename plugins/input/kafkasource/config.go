@@ -11,12 +11,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 )
 
-// StartFrom says where reading begins for a partition the first time a
-// process connects. Flink: `scan.startup.mode`.
+// StartFrom says where reading begins for a partition that has no offset
+// committed in the consumer group (or for every partition without a group,
+// or with reset_offsets). A partition with a committed offset starts there
+// whatever StartFrom says: the committed offsets are the pipeline's state,
+// as a Flink job restored from a checkpoint ignores `scan.startup.mode`.
+// Flink: `scan.startup.mode`.
 type StartFrom string
 
 const (
@@ -28,14 +33,15 @@ const (
 	StartLatest StartFrom = "latest"
 	// StartCommitted starts at the consumer group's committed offset (Flink
 	// `group-offsets`), falling back to CommittedFallback when there is none.
+	// It needs a consumer group.
 	StartCommitted StartFrom = "committed"
 	// StartTimestamp starts at the first offset whose record timestamp is at
 	// or after Config.StartTimestamp, else at the end offset (Flink
 	// `timestamp`, `scan.startup.timestamp-millis`).
 	StartTimestamp StartFrom = "timestamp"
 	// StartOffsets starts at the offsets of Config.StartOffsets; unlisted
-	// partitions start at the committed offset, else at the log start (Flink
-	// `specific-offsets`, `scan.startup.specific-offsets`).
+	// partitions start at CommittedFallback (Flink `specific-offsets`,
+	// `scan.startup.specific-offsets`).
 	StartOffsets StartFrom = "offsets"
 )
 
@@ -116,8 +122,14 @@ type Config struct {
 	// DiscoveryInterval between metadata scans for new partitions and
 	// topics; 0 turns discovery off. Default 5m.
 	DiscoveryInterval time.Duration
-	// ConsumerGroup receives the committed offsets. No default.
+	// ConsumerGroup receives the committed offsets, and a partition with an
+	// offset committed in it starts there. "" (the default): no group,
+	// nothing is committed, and every start begins at StartFrom.
 	ConsumerGroup string
+	// ResetOffsets applies StartFrom to every partition at the start of
+	// the process, ignoring and overwriting the group's committed offsets
+	// (each move is logged). Default false.
+	ResetOffsets bool
 	// StartFrom: default StartCommitted.
 	StartFrom StartFrom
 	// CommittedFallback: default FallbackEarliest.
@@ -127,7 +139,8 @@ type Config struct {
 	// CommitPeriod between offset commits. Default 5s.
 	CommitPeriod time.Duration
 	// CheckpointLimit is the number of fetched, not yet acknowledged records
-	// per partition at which fetching that partition pauses. Default 1024.
+	// per partition at which fetching that partition pauses. Default 8192
+	// (defaultCheckpointLimit).
 	CheckpointLimit int
 	// BatchSize is the maximum number of records per batch. Default 1024.
 	BatchSize int
@@ -190,28 +203,51 @@ type Shard struct {
 }
 
 // configFromParsed reads a parsed kafka_source config into a Config and
-// validates it.
+// validates it, reporting every problem at once. `connectd lint` runs it
+// too (speclint.Register in spec.go).
 func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	var (
-		c   Config
-		err error
+		c    Config
+		err  error
+		errs []error
 	)
 	codec, tset, err := tableFromParsed(conf)
 	if err != nil {
 		// The table's problems first: the rest depends on its settings.
 		return c, err
 	}
-	if c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers); err != nil {
-		return c, err
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
+	// A duration that does not parse is reported once; the checks of
+	// validate see its default instead.
+	duration := func(field, def string) time.Duration {
+		d, err := speclint.Duration(conf, field)
+		if err != nil {
+			errs = append(errs, err)
+			d, _ = time.ParseDuration(def)
+		}
+		return d
+	}
+	str := func(field string) string {
+		s, err := conf.FieldString(field)
+		keep(err)
+		return s
+	}
+	integer := func(path ...string) int {
+		n, err := conf.FieldInt(path...)
+		keep(err)
+		return n
+	}
+	c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
+	keep(err)
 	if conf.Contains(fieldTopics) {
 		topics, err := conf.FieldStringList(fieldTopics)
-		if err != nil {
-			return c, err
-		}
+		keep(err)
 		c.Topics = splitTopics(topics)
 	}
-	var errs []error
 	if c.TopicPattern, err = regexpFromParsed(conf, fieldTopicPattern); err != nil {
 		errs = append(errs, err)
 	}
@@ -221,70 +257,31 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if c.Partitions, err = partitionsFromParsed(conf); err != nil {
 		errs = append(errs, err)
 	}
-	if c.DiscoveryInterval, err = conf.FieldDuration(fieldDiscoveryInterval); err != nil {
+	c.DiscoveryInterval = duration(fieldDiscoveryInterval, defaultDiscoveryInterval)
+	if conf.Contains(fieldConsumerGroup) {
+		c.ConsumerGroup = str(fieldConsumerGroup)
+	}
+	c.StartFrom = StartFrom(str(fieldStartFrom))
+	c.CommittedFallback = CommittedFallback(str(fieldCommittedFallback))
+	c.IsolationLevel = IsolationLevel(str(fieldIsolationLevel))
+	c.CommitPeriod = duration(fieldCommitPeriod, defaultCommitPeriod)
+	c.CheckpointLimit = integer(fieldCheckpointLimit)
+	c.BatchSize = integer(fieldBatchSize)
+	metaNames, err := conf.FieldStringList(fieldMetadataKeys)
+	keep(err)
+	if c.Metadata, err = parseMetaSet(metaNames); err != nil {
 		errs = append(errs, err)
 	}
-	if conf.Contains(fieldConsumerGroup) {
-		if c.ConsumerGroup, err = conf.FieldString(fieldConsumerGroup); err != nil {
-			return c, err
-		}
-	}
-	s, err := conf.FieldString(fieldStartFrom)
-	if err != nil {
-		return c, err
-	}
-	c.StartFrom = StartFrom(s)
-	if s, err = conf.FieldString(fieldCommittedFallback); err != nil {
-		return c, err
-	}
-	c.CommittedFallback = CommittedFallback(s)
-	if s, err = conf.FieldString(fieldIsolationLevel); err != nil {
-		return c, err
-	}
-	c.IsolationLevel = IsolationLevel(s)
-	if c.CommitPeriod, err = conf.FieldDuration(fieldCommitPeriod); err != nil {
-		return c, err
-	}
-	if c.CheckpointLimit, err = conf.FieldInt(fieldCheckpointLimit); err != nil {
-		return c, err
-	}
-	if c.BatchSize, err = conf.FieldInt(fieldBatchSize); err != nil {
-		return c, err
-	}
-	metaNames, err := conf.FieldStringList(fieldMetadataKeys)
-	if err != nil {
-		return c, err
-	}
-	if c.Metadata, err = parseMetaSet(metaNames); err != nil {
-		return c, err
-	}
-	if c.FetchMaxWait, err = conf.FieldDuration(fieldFetchMaxWait); err != nil {
-		return c, err
-	}
-	if s, err = conf.FieldString(fieldStopAt); err != nil {
-		return c, err
-	}
-	c.StopAt = StopAt(s)
-	if c.Readers, err = conf.FieldInt(fieldReaders); err != nil {
-		return c, err
-	}
-	if c.Shard.Index, err = conf.FieldInt(fieldShard, fieldShardIndex); err != nil {
-		return c, err
-	}
-	if c.Shard.Count, err = conf.FieldInt(fieldShard, fieldShardCount); err != nil {
-		return c, err
-	}
-	if s, err = conf.FieldString(fieldAssignment); err != nil {
-		return c, err
-	}
-	c.Assignment = Assignment(s)
-	if c.SessionTimeout, err = conf.FieldDuration(fieldSessionTimeout); err != nil {
-		return c, err
-	}
-	if s, err = conf.FieldString(fieldGroupProtocol); err != nil {
-		return c, err
-	}
-	c.GroupProtocol = GroupProtocol(s)
+	c.FetchMaxWait = duration(fieldFetchMaxWait, defaultFetchMaxWait)
+	c.StopAt = StopAt(str(fieldStopAt))
+	c.Readers = integer(fieldReaders)
+	c.Shard.Index = integer(fieldShard, fieldShardIndex)
+	c.Shard.Count = integer(fieldShard, fieldShardCount)
+	c.Assignment = Assignment(str(fieldAssignment))
+	c.SessionTimeout = duration(fieldSessionTimeout, defaultSessionTimeout)
+	c.GroupProtocol = GroupProtocol(str(fieldGroupProtocol))
+	c.ResetOffsets, err = conf.FieldBool(fieldResetOffsets)
+	keep(err)
 	if c.StartTimestamp, err = timestampFromParsed(conf, fieldStartTimestamp); err != nil {
 		errs = append(errs, err)
 	}
@@ -302,14 +299,12 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	if codec != nil {
 		c.Table = codec
-		if s, err = conf.FieldString(fieldOnError); err != nil {
-			return c, err
-		}
-		c.OnError = table.Policy(s)
+		c.OnError = table.Policy(str(fieldOnError))
 		if err := c.applyTable(tset); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, c.resolveOffsetTopics()...)
 	var tbl *schema.Table
 	if codec != nil {
 		tbl = codec.Table()
@@ -339,9 +334,8 @@ func splitTopics(entries []string) []string {
 	return out
 }
 
-// validate collects every problem with the settings. The lint rule in Spec
-// checks the same things at lint time; this runs again in the constructor
-// because linting can be skipped.
+// validate collects every problem with the settings, each naming its field.
+// configFromParsed runs it, for the constructor and for `connectd lint`.
 func (c Config) validate() error {
 	var errs []error
 	switch n := btoi(len(c.Topics) > 0) + btoi(c.TopicPattern != nil) + btoi(c.Partitions != nil); {
@@ -375,9 +369,11 @@ func (c Config) validate() error {
 	if c.DiscoveryInterval < 0 {
 		errs = append(errs, fmt.Errorf("field %s: must not be negative (0 turns discovery off), got %v", fieldDiscoveryInterval, c.DiscoveryInterval))
 	}
-	if strings.TrimSpace(c.ConsumerGroup) == "" {
-		errs = append(errs, fmt.Errorf("field %s: a group id is required (offsets are committed to it)", fieldConsumerGroup))
+	table := ""
+	if c.Table != nil {
+		table = c.Table.Table().Name
 	}
+	errs = append(errs, groupProblems(c.ConsumerGroup, c.StartFrom, c.Assignment, c.ResetOffsets, table)...)
 	switch c.StartFrom {
 	case StartEarliest, StartLatest, StartCommitted, StartTimestamp, StartOffsets:
 	default:
@@ -428,6 +424,49 @@ func (c Config) validate() error {
 			fieldShard, fieldShardIndex, fieldShard, fieldShardCount, c.Shard.Count, c.Shard.Index))
 	}
 	return errors.Join(errs...)
+}
+
+// groupProblems returns the problems of the settings that depend on the
+// consumer group: those that need one when group is "" (start_from:
+// committed, assignment: group, reset_offsets), a blank group, and the
+// combinations reset_offsets does not take. table is the name of the
+// config's table ("" if none), whose options can set the group and the
+// start mode. Used by validate and by the lint rule.
+func groupProblems(group string, start StartFrom, assignment Assignment, reset bool, table string) []error {
+	var errs []error
+	if reset && assignment == AssignmentGroup {
+		errs = append(errs, fmt.Errorf("field %s: not used with %s: %s (members start at the group's committed offsets; "+
+			"reset those with kafka-consumer-groups.sh --reset-offsets while no member runs)", fieldResetOffsets, fieldAssignment, AssignmentGroup))
+	}
+	if reset && start == StartCommitted {
+		errs = append(errs, fmt.Errorf("field %s: set %s to where the offsets are reset to (%s, %s, %s or %s); with %s there is nothing to reset to",
+			fieldResetOffsets, fieldStartFrom, StartEarliest, StartLatest, StartTimestamp, StartOffsets, StartCommitted))
+	}
+	if group != "" {
+		if strings.TrimSpace(group) == "" {
+			errs = append(errs, fmt.Errorf("field %s: %q is blank; give a group id, or leave the field out to read without a group", fieldConsumerGroup, group))
+		}
+		return errs
+	}
+	set := "set " + fieldConsumerGroup
+	modes := fmt.Sprintf("set %s to %s, %s, %s or %s", fieldStartFrom, StartEarliest, StartLatest, StartTimestamp, StartOffsets)
+	if table != "" {
+		set = fmt.Sprintf("set option '%s' of table %s (or %s)", schema.OptGroupID, table, fieldConsumerGroup)
+		modes = fmt.Sprintf("set option '%s' of table %s to earliest-offset, latest-offset, timestamp or specific-offsets", schema.OptStartupMode, table)
+	}
+	if start == StartCommitted {
+		errs = append(errs, fmt.Errorf("field %s: required with %s: %s (the default), which starts at the group's committed offsets: "+
+			"%s, or %s to read without a group (nothing is committed; every start begins at %s)",
+			fieldConsumerGroup, fieldStartFrom, StartCommitted, set, modes, fieldStartFrom))
+	}
+	if assignment == AssignmentGroup {
+		errs = append(errs, fmt.Errorf("field %s: required with %s: %s (the readers join the group): %s",
+			fieldConsumerGroup, fieldAssignment, AssignmentGroup, set))
+	}
+	if reset {
+		errs = append(errs, fmt.Errorf("field %s: needs %s: without a group there are no committed offsets to reset", fieldResetOffsets, fieldConsumerGroup))
+	}
+	return errs
 }
 
 // clientOpts returns the consumer options of this config, to be added to the

@@ -55,9 +55,9 @@ func TestConfigProblems(t *testing.T) {
 		want []string
 	}{
 		{
-			name: "missing topics and group",
+			name: "missing topics, blank group",
 			yaml: `{seed_brokers: [ "b:9092" ], topics: [ " , " ], consumer_group: " "}`,
-			want: []string{"field topics: at least one topic is required", "field consumer_group: a group id is required"},
+			want: []string{"field topics: at least one topic is required", `field consumer_group: " " is blank`},
 		},
 		{
 			name: "numbers and durations",
@@ -143,5 +143,72 @@ kafka_source:
 	if _, err := parseConfig(t, `{seed_brokers: [ "b:9092" ], topics: [ t ], consumer_group: g, start_from: sometime}`); err == nil ||
 		!strings.Contains(err.Error(), "field start_from: unknown value \"sometime\"") {
 		t.Fatalf("constructor error %v, want one about start_from", err)
+	}
+}
+
+// A consumer group is optional; the settings that need one are refused
+// without it, naming the fields, by the constructor and by lint alike.
+// Configs without a group that need none construct and lint clean.
+func TestConfigGroupOptional(t *testing.T) {
+	t.Parallel()
+	const base = "seed_brokers: [ 'b:9092' ]\ntopics: [ t ]\n"
+	ddl := func(with string) string {
+		return yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', ` +
+			`'properties.bootstrap.servers' = 'h:1'` + with + `)`)
+	}
+	tests := []struct {
+		name string
+		yaml string
+		want []string // nil: no problem
+	}{
+		{"bounded read from earliest", base + "start_from: earliest\nstop_at: latest\n", nil},
+		{"unbounded from latest", base + "start_from: latest\n", nil},
+		{"from a timestamp", base + "start_from: timestamp\nstart_timestamp: 1700000000000\n", nil},
+		{"from offsets", base + "start_from: offsets\nstart_offsets: { t: { 0: 5 } }\n", nil},
+		{"reset_offsets with a group", base + "consumer_group: g\nstart_from: earliest\nreset_offsets: true\n", nil},
+		{"table with a start mode", ddl(", 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'"), nil},
+		{"table with a start mode, group in YAML", ddl("") + "consumer_group: g\n", nil},
+		{"committed is the default", base,
+			[]string{"field consumer_group: required with start_from: committed (the default)", "set consumer_group, or set start_from to earliest, latest, timestamp or offsets"}},
+		{"committed written", base + "start_from: committed\n",
+			[]string{"field consumer_group: required with start_from: committed"}},
+		{"group mode", base + "start_from: committed\nassignment: group\n",
+			[]string{"field consumer_group: required with start_from: committed", "field consumer_group: required with assignment: group"}},
+		{"reset_offsets without a group", base + "start_from: earliest\nreset_offsets: true\n",
+			[]string{"field reset_offsets: needs consumer_group"}},
+		{"reset_offsets with committed", base + "consumer_group: g\nreset_offsets: true\n",
+			[]string{"field reset_offsets: set start_from to where the offsets are reset to"}},
+		{"reset_offsets in group mode", base + "consumer_group: g\nreset_offsets: true\nassignment: group\n",
+			[]string{"field reset_offsets: not used with assignment: group", "field reset_offsets: set start_from"}},
+		{"table without a group or start mode", ddl(""),
+			[]string{"field consumer_group: required with start_from: committed", "set option 'properties.group.id' of table t (or consumer_group)",
+				"set option 'scan.startup.mode' of table t to earliest-offset"}},
+		{"table with group-offsets", ddl(", 'scan.startup.mode' = 'group-offsets'"),
+			[]string{"field consumer_group: required with start_from: committed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := parseConfig(t, tt.yaml)
+			lintErr := service.NewStreamBuilder().SetYAML("input:\n  kafka_source:\n    " +
+				strings.ReplaceAll(strings.TrimSpace(tt.yaml), "\n", "\n    ") + "\noutput:\n  drop: {}\n")
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("config: %v", err)
+				}
+				if lintErr != nil {
+					t.Errorf("lint: %v", lintErr)
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("config: want %q, got %v", w, err)
+				}
+				if lintErr == nil || !strings.Contains(lintErr.Error(), w) {
+					t.Errorf("lint: want %q, got %v", w, lintErr)
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -102,7 +103,20 @@ type partitionRange struct {
 }
 
 // resolveStart returns the start offset of a partition. It does no I/O.
+//
+// The group's committed offset is the pipeline's state (Flink's checkpoint):
+// a partition that has one starts there, whatever mode says. mode places
+// only partitions without a committed offset, as Flink's `scan.startup.mode`
+// applies only to a job started without state. A committed (or specified)
+// offset outside the log goes to committed_fallback. reset_offsets ignores
+// the committed offsets by resolving with r.committed = -1 (see enumerate).
 func resolveStart(mode StartFrom, fallback CommittedFallback, group string, tp topicPartition, r partitionRange) (int64, error) {
+	if r.committed >= 0 {
+		if r.committed >= r.logStart && r.committed <= r.logEnd {
+			return r.committed, nil
+		}
+		return fallbackStart(fallback, group, tp, r, r.committed, false)
+	}
 	switch mode {
 	case StartEarliest:
 		return r.logStart, nil
@@ -110,17 +124,15 @@ func resolveStart(mode StartFrom, fallback CommittedFallback, group string, tp t
 		return r.latest, nil
 	case StartTimestamp:
 		return r.atTimestamp, nil
-	}
-	if mode == StartOffsets && r.specified >= 0 {
-		if r.specified >= r.logStart && r.specified <= r.logEnd {
-			return r.specified, nil
+	case StartOffsets:
+		if r.specified >= 0 {
+			if r.specified >= r.logStart && r.specified <= r.logEnd {
+				return r.specified, nil
+			}
+			return fallbackStart(fallback, group, tp, r, r.specified, true)
 		}
-		return fallbackStart(fallback, group, tp, r, r.specified, true)
 	}
-	if r.committed >= 0 && r.committed >= r.logStart && r.committed <= r.logEnd {
-		return r.committed, nil
-	}
-	return fallbackStart(fallback, group, tp, r, r.committed, false)
+	return fallbackStart(fallback, group, tp, r, -1, false)
 }
 
 // fallbackStart applies committed_fallback to a partition whose committed
@@ -143,10 +155,13 @@ func fallbackStart(fallback CommittedFallback, group string, tp topicPartition, 
 // enumerate lists the partitions of the configured topics, keeps the ones
 // of this process's shard, and resolves their start and stop offsets. A
 // partition in resume (the position of a previous session of this process)
-// starts there instead of where start_from says; a partition in stops keeps
-// that stop offset (stop offsets are resolved once, at the first connect).
-// All partition errors are collected.
-func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops map[topicPartition]int64) ([]split, error) {
+// starts there; any other starts at the group's committed offset, else
+// where start_from says (resolveStart). With reset_offsets the committed
+// offsets are ignored, and those that start_from moves are committed at
+// their new start and logged (resetOffsets). A partition in stops keeps that
+// stop offset (stop offsets are resolved once, at the first connect). All
+// partition errors are collected.
+func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops map[topicPartition]int64, log *service.Logger) ([]split, error) {
 	tps, topics, err := listSubscribed(ctx, adm, c, true)
 	if err != nil {
 		return nil, err
@@ -155,9 +170,16 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 		return nil, nil
 	}
 
-	committed, err := fetchCommitted(ctx, adm, c.ConsumerGroup)
-	if err != nil {
-		return nil, err
+	// reset_offsets applies when the process starts, not when a session of
+	// it reconnects (resume then holds its positions).
+	reset := c.ResetOffsets && resume == nil
+	var committed kadm.OffsetResponses
+	if c.ConsumerGroup != "" {
+		// Without a group nothing was committed: start_from places every
+		// partition.
+		if committed, err = fetchCommitted(ctx, adm, c.ConsumerGroup); err != nil {
+			return nil, err
+		}
 	}
 	starts, err := listOffsets(ctx, "start", adm.ListStartOffsets, topics)
 	if err != nil {
@@ -221,7 +243,11 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 		}
 		start, ok := resume[tp]
 		if !ok {
-			if start, err = resolveStart(c.StartFrom, c.CommittedFallback, c.ConsumerGroup, tp, r); err != nil {
+			at := r
+			if reset {
+				at.committed = -1
+			}
+			if start, err = resolveStart(c.StartFrom, c.CommittedFallback, c.ConsumerGroup, tp, at); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -235,7 +261,50 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if reset {
+		if err := resetOffsets(ctx, adm, c, splits, log); err != nil {
+			return nil, err
+		}
+	}
 	return splits, nil
+}
+
+// resetOffsets commits, for reset_offsets, the start of every split whose
+// committed offset it differs from (with no metadata: window state of the
+// old position no longer applies), so that the group's offsets move as
+// `kafka-consumer-groups --reset-offsets` would move them, and logs each
+// move at warn level. The splits then count as committed at their start.
+// Partitions without a committed offset have nothing to reset.
+func resetOffsets(ctx context.Context, adm *kadm.Client, c Config, splits []split, log *service.Logger) error {
+	moved := make(kadm.Offsets)
+	for _, sp := range splits {
+		if sp.committed >= 0 && sp.start != sp.committed {
+			moved.Add(kadm.Offset{Topic: sp.tp.topic, Partition: sp.tp.partition, At: sp.start, LeaderEpoch: -1})
+		}
+	}
+	if len(moved) == 0 {
+		log.Warnf("kafka_source: %s: consumer group %q has no committed offset that %s: %s moves; nothing was reset. "+
+			"Remove %s: it applies at every start", fieldResetOffsets, c.ConsumerGroup, fieldStartFrom, c.StartFrom, fieldResetOffsets)
+		return nil
+	}
+	resp, err := adm.CommitOffsets(ctx, c.ConsumerGroup, moved)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("field %s: committing the reset offsets to consumer group %q: %w", fieldResetOffsets, c.ConsumerGroup, err)
+	}
+	for i := range splits {
+		sp := &splits[i]
+		if o, ok := moved.Lookup(sp.tp.topic, sp.tp.partition); ok {
+			log.Warnf("kafka_source: %s: consumer group %q topic %q partition %d moved from committed %d to %d (%s: %s)",
+				fieldResetOffsets, c.ConsumerGroup, sp.tp.topic, sp.tp.partition, sp.committed, o.At, fieldStartFrom, c.StartFrom)
+			sp.committed, sp.meta = o.At, ""
+		}
+	}
+	log.Warnf("kafka_source: %s: moved %d partitions of consumer group %q; remove %s now: it applies at every start, "+
+		"and the next start would read them again", fieldResetOffsets, len(moved), c.ConsumerGroup, fieldResetOffsets)
+	return nil
 }
 
 // listSubscribed lists the partitions this process reads (its shard of the
@@ -411,10 +480,6 @@ func ownerSlot(topic string, partition int32, n int) int {
 // finishes within milliseconds of the EndTxn, long before a restarted
 // process reads offsets.
 func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
-	if group == "" {
-		// No consumer group: nothing is committed, nothing to resume.
-		return nil, nil
-	}
 	wait := 50 * time.Millisecond
 	unstableSince := time.Time{}
 	for {

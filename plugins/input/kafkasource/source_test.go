@@ -410,14 +410,26 @@ func TestSourceStartFrom(t *testing.T) {
 		want    map[topicPartition]int64 // first offset read per partition
 		wantErr []string
 	}{
+		// The committed offset of t/0 is the pipeline's state: it is
+		// where t/0 resumes in every mode (DESIGN.md contract 8).
 		{
 			name: "earliest",
 			conf: []string{"start_from: earliest", "committed_fallback: error"},
-			want: map[topicPartition]int64{tpT(0): 0, tpT(1): 0, tpT(2): 0},
+			want: map[topicPartition]int64{tpT(0): 2, tpT(1): 0, tpT(2): 0},
 		},
 		{
 			name: "latest",
 			conf: []string{"start_from: latest", "committed_fallback: error"},
+			want: map[topicPartition]int64{tpT(0): 2, tpT(1): 5, tpT(2): 5},
+		},
+		{
+			name: "earliest with reset_offsets",
+			conf: []string{"start_from: earliest", "reset_offsets: true"},
+			want: map[topicPartition]int64{tpT(0): 0, tpT(1): 0, tpT(2): 0},
+		},
+		{
+			name: "latest with reset_offsets",
+			conf: []string{"start_from: latest", "reset_offsets: true"},
 			want: map[topicPartition]int64{tpT(0): 5, tpT(1): 5, tpT(2): 5},
 		},
 		{

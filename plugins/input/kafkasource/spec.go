@@ -11,15 +11,10 @@
 package kafkasource
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/speclint"
-	"github.com/connectd/connectd/internal/table"
 )
 
 // Field names of the kafka_source config.
@@ -30,6 +25,7 @@ const (
 	fieldPartitions        = "partitions"
 	fieldDiscoveryInterval = "discovery_interval"
 	fieldConsumerGroup     = "consumer_group"
+	fieldResetOffsets      = "reset_offsets"
 	fieldStartFrom         = "start_from"
 	fieldCommittedFallback = "committed_fallback"
 	fieldIsolationLevel    = "isolation_level"
@@ -52,7 +48,7 @@ const (
 	fieldGroupProtocol     = "group_protocol"
 )
 
-// Defaults, shared by the spec, the lint rule and the tests.
+// Defaults, declared once: the spec uses them, and the tests.
 const (
 	defaultStartFrom         = StartCommitted
 	defaultCommittedFallback = FallbackEarliest
@@ -84,149 +80,6 @@ const (
 	metaLag           = "kafka_lag"
 )
 
-// lintRule repeats the cross-field checks of Config.validate for `connectd
-// lint`. Absent fields take their defaults.
-// lintFields are type-checked by the lint rule and by speclint.CheckFiles.
-var lintFields = append(kafkaconn.LintFields(),
-	speclint.Field{Path: fieldTopics, Kind: speclint.StringList},
-	speclint.Field{Path: fieldTopicPattern, Kind: speclint.String},
-	speclint.Field{Path: fieldTopicExclude, Kind: speclint.String},
-	speclint.Field{Path: fieldPartitions, Kind: speclint.Object},
-	speclint.Field{Path: fieldDiscoveryInterval, Kind: speclint.Duration},
-	speclint.Field{Path: fieldConsumerGroup, Kind: speclint.String},
-	speclint.Field{Path: fieldStartFrom, Kind: speclint.String},
-	speclint.Field{Path: fieldCommittedFallback, Kind: speclint.String},
-	speclint.Field{Path: fieldIsolationLevel, Kind: speclint.String},
-	speclint.Field{Path: fieldCommitPeriod, Kind: speclint.Duration},
-	speclint.Field{Path: fieldCheckpointLimit, Kind: speclint.Int},
-	speclint.Field{Path: fieldBatchSize, Kind: speclint.Int},
-	speclint.Field{Path: fieldFetchMaxWait, Kind: speclint.Duration},
-	speclint.Field{Path: fieldMetadataKeys, Kind: speclint.StringList},
-	speclint.Field{Path: fieldStartOffsets, Kind: speclint.Object},
-	speclint.Field{Path: fieldStopAt, Kind: speclint.String},
-	speclint.Field{Path: fieldStopOffsets, Kind: speclint.Object},
-	speclint.Field{Path: fieldReaders, Kind: speclint.Int},
-	speclint.Field{Path: fieldAssignment, Kind: speclint.String},
-	speclint.Field{Path: fieldSessionTimeout, Kind: speclint.Duration},
-	speclint.Field{Path: fieldGroupProtocol, Kind: speclint.String},
-	speclint.Field{Path: fieldShard, Kind: speclint.Object},
-	speclint.Field{Path: fieldShard + "." + fieldShardIndex, Kind: speclint.Int},
-	speclint.Field{Path: fieldShard + "." + fieldShardCount, Kind: speclint.Int},
-	speclint.Field{Path: table.FieldCatalog, Kind: speclint.String},
-	speclint.Field{Path: table.FieldDDL, Kind: speclint.String},
-	speclint.Field{Path: fieldOnError, Kind: speclint.String},
-)
-
-// boundsLintChecks are the lint checks of the start, stop, readers and shard
-// fields, as Bloblang list elements (each null, an error string or a list of
-// error strings). start_timestamp and stop_timestamp take an integer or a
-// string, so their type checks are here rather than in lintFields.
-const boundsLintChecks = `
-  if this.start_timestamp != null && !(this.start_timestamp.apply("ts_ok")) { "field start_timestamp: expected milliseconds since the Unix epoch or an RFC 3339 time such as 2024-05-01T00:00:00Z, got %v".format(this.start_timestamp) } else { null },
-  if this.stop_timestamp != null && !(this.stop_timestamp.apply("ts_ok")) { "field stop_timestamp: expected milliseconds since the Unix epoch or an RFC 3339 time such as 2024-05-01T00:00:00Z, got %v".format(this.stop_timestamp) } else { null },
-  if $start_from == "timestamp" && this.start_timestamp == null { "field start_timestamp: required with start_from: timestamp" } else { null },
-  if $start_from != "timestamp" && this.start_timestamp != null { "field start_timestamp: only used with start_from: timestamp, which is %v".format($start_from) } else { null },
-  if $start_from == "offsets" && this.start_offsets.or({}).keys().length() == 0 { "field start_offsets: required with start_from: offsets (at least one partition)" } else { null },
-  if $start_from != "offsets" && this.start_offsets.or({}).keys().length() > 0 { "field start_offsets: only used with start_from: offsets, which is %v".format($start_from) } else { null },
-  if $stop_at == "timestamp" && this.stop_timestamp == null { "field stop_timestamp: required with stop_at: timestamp" } else { null },
-  if $stop_at != "timestamp" && this.stop_timestamp != null { "field stop_timestamp: only used with stop_at: timestamp, which is %v".format($stop_at) } else { null },
-  if $stop_at == "offsets" && this.stop_offsets.or({}).keys().length() == 0 { "field stop_offsets: required with stop_at: offsets (at least one partition)" } else { null },
-  if $stop_at != "offsets" && this.stop_offsets.or({}).keys().length() > 0 { "field stop_offsets: only used with stop_at: offsets, which is %v".format($stop_at) } else { null },
-  this.start_offsets.or({}).key_values().filter(kv -> !kv.value.apply("offsets_ok")).map_each(kv -> "field start_offsets.%s: expected a map of partition to offset or a string such as partition:0,offset:42;partition:1,offset:300, got %v".format(kv.key, kv.value.format_json(no_indent: true).string().catch("a map"))),
-  this.stop_offsets.or({}).key_values().filter(kv -> !kv.value.apply("offsets_ok")).map_each(kv -> "field stop_offsets.%s: expected a map of partition to offset or a string such as partition:0,offset:42;partition:1,offset:300, got %v".format(kv.key, kv.value.format_json(no_indent: true).string().catch("a map"))),
-  if this.topic_pattern.or("") == "" { this.start_offsets.or({}).keys().filter(k -> !$sub_topics.contains(k)).map_each(k -> "field start_offsets: topic %q is not in topics".format(k)) } else { null },
-  if this.topic_pattern.or("") == "" { this.stop_offsets.or({}).keys().filter(k -> !$sub_topics.contains(k)).map_each(k -> "field stop_offsets: topic %q is not in topics".format(k)) } else { null },
-  if this.topic_pattern.or("") != "" && "".re_match(this.topic_pattern).type().catch("error") != "bool" { "field topic_pattern: %q is not a regular expression (RE2 syntax)".format(this.topic_pattern) } else { null },
-  if this.topic_exclude.or("") != "" && "".re_match(this.topic_exclude).type().catch("error") != "bool" { "field topic_exclude: %q is not a regular expression (RE2 syntax)".format(this.topic_exclude) } else { null },
-  if this.topic_exclude.or("") != "" && this.topic_pattern.or("") == "" { "field topic_exclude: only used with topic_pattern" } else { null },
-  this.partitions.or({}).key_values().filter(kv -> !(kv.value.type() == "array" && kv.value.length() > 0 && kv.value.all(p -> p.type() == "number" && p >= 0)).catch(false)).map_each(kv -> "field partitions.%s: expected a non-empty list of partition numbers".format(kv.key)),
-  if this.discovery_interval.or("5m").string().trim().re_match("^-") { "field discovery_interval: must not be negative (0 turns discovery off), got %v".format(this.discovery_interval) } else { null },
-  if this.group_session_timeout.or("45s").string().trim().re_match("^-") || !this.group_session_timeout.or("45s").string().trim().re_match("[1-9]") { "field group_session_timeout: must be a positive Go duration such as 45s, got %v".format(this.group_session_timeout) } else { null },
-  if !["enumerator", "group"].contains(this.assignment.or("enumerator")) { "field assignment: unknown value %q (want enumerator or group)".format(this.assignment) } else { null },
-  if this.assignment.or("enumerator") == "group" && this.shard.count.or(1) > 1 { "field shard: not used with assignment: group (the group coordinator shares the partitions)" } else { null },
-  if this.assignment.or("enumerator") == "group" && $stop_at != "none" { "field stop_at: must be none with assignment: group (a bounded read needs a fixed set of partitions)" } else { null },
-  if this.assignment.or("enumerator") == "group" && $start_from != "committed" { "field start_from: must be committed with assignment: group (members start at the group's committed offsets, else committed_fallback)" } else { null },
-  if this.assignment.or("enumerator") == "group" && this.committed_fallback.or("earliest") == "error" { "field committed_fallback: must be earliest or latest with assignment: group" } else { null },
-  if this.assignment.or("enumerator") == "group" && this.partitions != null { "field partitions: not used with assignment: group; list topics instead" } else { null },
-  if this.readers.or(1) < 1 || this.readers.or(1) > 256 { "field readers: must be between 1 and 256, got %v".format(this.readers) } else { null },
-  if this.shard.count.or(1) < 1 { "field shard.count: must be at least 1, got %v".format(this.shard.count) } else if this.shard.index.or(0) < 0 || this.shard.index.or(0) >= this.shard.count.or(1) {
-    "field shard.index: must be in [0, shard.count) = [0, %v), got %v".format(this.shard.count.or(1), this.shard.index.or(0))
-  } else { null },
-`
-
-// boundsLintMaps are the named Bloblang maps that boundsLintChecks apply:
-// ts_ok (milliseconds or RFC 3339) and offsets_ok (a partition -> offset map
-// or Flink's `partition:0,offset:42;...` string).
-const boundsLintMaps = `
-map ts_ok {
-  root = (this.type() == "number" && this >= 0).catch(false) || this.type() == "timestamp" || this.string().trim().re_match("^[0-9]+$").catch(false) || this.string().trim().re_match("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$").catch(false)
-}
-map offsets_ok {
-  root = if this.type() == "string" {
-    this.split(";").filter(e -> e.trim() != "").all(e -> e.re_match("^\\s*partition\\s*:\\s*[0-9]+\\s*,\\s*offset\\s*:\\s*[0-9]+\\s*$"))
-  } else if this.type() == "object" {
-    this.key_values().all(kv -> kv.key.re_match("^[0-9]+$") && (kv.value.type() == "number" && kv.value >= 0 || kv.value.type() == "string" && kv.value.re_match("^[0-9]+$")).catch(false))
-  } else if ["number", "bool", "array", "null"].contains(this.type()) { false } else {
-    # A map with integer keys (YAML "0: 42") has no Bloblang type; the
-    # constructor checks it.
-    true
-  }
-}
-`
-
-var lintRule = boundsLintMaps + speclint.Rule(lintFields, fmt.Sprintf(`
-let topics = this.topics.or([]).map_each(t -> t.string().split(",")).flatten().map_each(t -> t.trim()).filter(t -> t != "").catch([])
-let batch_size = this.batch_size.or(1024)
-let limit = this.checkpoint_limit.or(8192)
-let period = this.commit_period.or("5s").string().trim()
-let max_wait = this.fetch_max_wait.or("500ms").string().trim()
-let subscriptions = [$topics.length() > 0, this.topic_pattern.or("") != "", this.partitions != null].filter(b -> b).length()
-let sub_topics = if this.partitions.type() == "object" { this.partitions.keys() } else { $topics }
-let has_table = this.table != null || this.ddl.or("") != ""
-let start_from = this.start_from.or(%[3]q)
-let stop_at = this.stop_at.or(%[9]q)
-root = [%[7]s%[8]s
-  if ![%[1]q, %[2]q, %[3]q, %[10]q, %[11]q].contains($start_from) { "field start_from: unknown value %%q (want %[1]s, %[2]s, %[3]s, %[10]s or %[11]s)".format(this.start_from) } else { null },
-  if ![%[9]q, %[2]q, %[10]q, %[11]q].contains($stop_at) { "field stop_at: unknown value %%q (want %[9]s, %[2]s, %[10]s or %[11]s)".format(this.stop_at) } else { null },
-  if ![%[1]q, %[2]q, %[4]q].contains(this.committed_fallback.or(%[1]q)) { "field committed_fallback: unknown value %%q (want %[1]s, %[2]s or %[4]s)".format(this.committed_fallback) } else { null },
-  if ![%[5]q, %[6]q].contains(this.isolation_level.or(%[5]q)) { "field isolation_level: unknown value %%q (want %[5]s or %[6]s)".format(this.isolation_level) } else { null },
-  if $subscriptions == 0 && !$has_table { "field topics: at least one topic is required (or topic_pattern, or partitions)" } else if $subscriptions > 1 { "field topics: set only one of topics, topic_pattern and partitions" } else { null },
-  if !$has_table && this.consumer_group.or("").string().trim() == "" { "field consumer_group: a group id is required (offsets are committed to it)" } else { null },
-  if $period.re_match("^-") || !$period.re_match("[1-9]") { "field commit_period: must be a positive Go duration such as 5s, got %%v".format(this.commit_period.or("")) } else { null },
-  if $max_wait.re_match("^-") || !$max_wait.re_match("[1-9]") { "field fetch_max_wait: must be a positive Go duration such as 500ms, got %%v".format(this.fetch_max_wait.or("")) } else { null },
-  if $batch_size < 1 { "field batch_size: must be at least 1, got %%v".format($batch_size) } else { null },
-  if $limit < 1 { "field checkpoint_limit: must be at least 1, got %%v".format($limit) } else if $batch_size > $limit {
-    "field checkpoint_limit: %%v is below batch_size %%v; one batch could exceed the limit, raise checkpoint_limit to at least %%v".format($limit, $batch_size, $batch_size)
-  } else { null },
-  if this.group_protocol.or(%[14]q) != %[14]q && this.assignment.or(%[15]q) != %[16]q { "field group_protocol: only used with assignment: %[16]s" } else { null },
-  this.metadata_keys.or([]).filter(k -> !%[12]s.contains(k)).map_each(k -> "field metadata_keys: unknown key %%q (want any of %%s)".format(k, %[12]s.join(", "))),
-  if $has_table { this.%[13]s() } else { null },
-  if $has_table || this.watermark != null { this.%[17]s() } else { null },
-  if !$has_table && this.on_error.or("fail") != "fail" { "field on_error: only used with a table (fields table, catalog, ddl)" } else { null },
-].flatten().filter(e -> e != null)
-`, StartEarliest, StartLatest, StartCommitted, FallbackError, ReadCommitted, ReadUncommitted, kafkaconn.LintChecks,
-	boundsLintChecks, StopNone, StartTimestamp, StartOffsets, metaKeysBloblang(), lintTableMethod,
-	GroupProtocolClassic, AssignmentEnumerator, AssignmentGroup, watermarkLintMethod))
-
-// anySlice converts a default list to []any, the form Benthos hands to lint
-// rules (a []string reaches Bloblang as an unknown type).
-func anySlice(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
-// metaKeysBloblang is the metadata_keys values as a Bloblang array literal.
-func metaKeysBloblang() string {
-	quoted := make([]string, len(metaKeys))
-	for i, k := range metaKeys {
-		quoted[i] = strconv.Quote(k.name)
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
 // Spec returns the config spec of the kafka_source input.
 func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
@@ -237,11 +90,23 @@ func Spec() *service.ConfigSpec {
 		Description(`
 By default (`+"`assignment: enumerator`"+`) the input reads every partition of its subscription (`+"`topics`"+`,
 `+"`topic_pattern`"+` or `+"`partitions`"+`), or its `+"`shard`"+` of them, without joining a consumer group (no rebalances),
-starting where `+"`start_from`"+` says. Offsets are committed to `+"`consumer_group`"+` every `+"`commit_period`"+` and when
-the input closes, with the group offset-commit API as an empty ("simple") group, so the group shows up in the
-usual tools (`+"`kafka-consumer-groups.sh --describe`"+`) with its lag. Do not share the group with members of
-a live consumer group: the broker rejects commits from outside its generation. With `+"`assignment: group`"+` the
-readers are members of `+"`consumer_group`"+` instead, and Kafka's coordinator decides who reads what.
+starting at the committed offsets of `+"`consumer_group`"+`, else where `+"`start_from`"+` says. Offsets are committed to
+`+"`consumer_group`"+` every `+"`commit_period`"+` and when the input closes, with the group offset-commit API as an empty
+("simple") group, so the group shows up in the usual tools (`+"`kafka-consumer-groups.sh --describe`"+`) with its lag.
+Do not share the group with members of a live consumer group: the broker rejects commits from outside its
+generation. With `+"`assignment: group`"+` the readers are members of `+"`consumer_group`"+` instead, and Kafka's
+coordinator decides who reads what.
+
+### Restarts: committed offsets are the state
+
+The group's committed offsets are this input's state, as a checkpoint is a Flink job's. At every start, a
+partition with a committed offset resumes there, whatever `+"`start_from`"+` says; `+"`start_from`"+` places only the
+partitions without one. Flink applies `+"`scan.startup.mode`"+` the same way: only to a job started without state,
+while a job that fails over or is restored resumes from its checkpoint. So stopping and starting a pipeline (or
+a crash) neither reads again what the group committed nor skips what it did not. Reading again is an explicit
+act: a new `+"`consumer_group`"+` (Flink: a new job without a savepoint), or `+"`reset_offsets`"+` for one start.
+Without `+"`consumer_group`"+` nothing is committed and every start begins at `+"`start_from`"+` again, which suits
+one-off and bounded reads.
 
 ### Delivery guarantee
 
@@ -295,8 +160,9 @@ range is logged as an error and counted in `+"`kafka_source_offset_resets`"+`.
 
 With `+"`table`"+` (a name in `+"`catalog`"+` or `+"`ddl`"+`, or an inline table), the table's WITH options set
 `+"`topics`"+` (`+"`topic`"+`, semicolon-separated), `+"`topic_pattern`"+` (`+"`topic-pattern`"+`), `+"`seed_brokers`"+`
-(`+"`properties.bootstrap.servers`"+`), `+"`consumer_group`"+` (`+"`properties.group.id`"+`), `+"`start_from`"+`
-(`+"`scan.startup.mode`"+`: earliest-offset, latest-offset, group-offsets = committed, timestamp, specific-offsets),
+(`+"`properties.bootstrap.servers`"+`), `+"`consumer_group`"+` (`+"`properties.group.id`"+`, optional as in Flink), `+"`start_from`"+`
+(`+"`scan.startup.mode`"+`: earliest-offset, latest-offset, group-offsets = committed, timestamp, specific-offsets; like
+`+"`start_from`"+` it places only partitions without a committed offset in the group, see Restarts above),
 `+"`start_timestamp`"+` / `+"`start_offsets`"+` (`+"`scan.startup.timestamp-millis`"+` / `+"`scan.startup.specific-offsets`"+`),
 `+"`stop_at`"+`, `+"`stop_timestamp`"+`, `+"`stop_offsets`"+` (`+"`scan.bounded.*`"+`; `+"`group-offsets`"+` is not supported)
 and `+"`discovery_interval`"+` (`+"`scan.topic-partition-discovery.interval`"+`). The message content becomes the
@@ -406,19 +272,17 @@ With a watermark:
 			service.NewStringField(fieldTopicPattern).
 				Description("Read every topic whose whole name matches this regular expression (Go RE2 syntax), including topics "+
 					"created later that partition discovery finds. Internal topics are never matched. "+
-					"Default none. Flink option: `topic-pattern`.").
-				Example(`orders\..*`).
+					"For example `orders\\..*`. Default none. Flink option: `topic-pattern`.").
 				Optional(),
 			service.NewStringField(fieldTopicExclude).
-				Description("With `topic_pattern`: leave out topics whose whole name matches this regular expression. "+
-					"Default none. No Flink equivalent.").
-				Example(`.*\.dlq`).
+				Description("With `topic_pattern`: leave out topics whose whole name matches this regular expression, for example "+
+					"`.*\\.dlq`. Default none. No Flink equivalent.").
 				Optional().
 				Advanced(),
 			service.NewAnyField(fieldPartitions).
 				Description("Read exactly these partitions, as a map of topic to partition numbers; each must exist when the input "+
-					"connects. Partition discovery does not apply. Default none. Flink equivalent: `KafkaSource.builder().setPartitions`.").
-				Example(map[string]any{"orders": []any{0, 1, 2}}).
+					"connects, for example `{ orders: [ 0, 1, 2 ] }`. Partition discovery does not apply. Default none. "+
+					"Flink equivalent: `KafkaSource.builder().setPartitions`.").
 				Optional().
 				Advanced(),
 			service.NewDurationField(fieldDiscoveryInterval).
@@ -431,16 +295,39 @@ With a watermark:
 				Default(defaultDiscoveryInterval).
 				Advanced(),
 			service.NewStringField(fieldConsumerGroup).
-				Description("Consumer group that receives the committed offsets and, with `start_from: committed`, provides the start offsets. "+
-					"No default: required, here or (with a `table`) in the table's `properties.group.id`. Flink option: `properties.group.id`.").
+				Description("Consumer group whose committed offsets are this input's state, as a checkpoint is a Flink job's: offsets "+
+					"are committed to it (below the lowest unacknowledged record, or in the transactions of an `exactly_once` "+
+					"kafka_sink), and at every start a partition with a committed offset resumes there, whatever `start_from` says. "+
+					"Optional: without a group nothing is committed, and every start, a restart included, begins again at "+
+					"`start_from` (logged at start-up), which suits one-off and bounded reads. A group is required with "+
+					"`start_from: committed` (the default), `assignment: group`, `reset_offsets`, and when this input feeds an "+
+					"`exactly_once` kafka_sink. With a `table`, the table's `properties.group.id` sets it, optional there too (as "+
+					"in Flink). Default: none. Flink option: `properties.group.id`.").
+				Example("orders-to-warehouse").
 				Optional(),
+			service.NewBoolField(fieldResetOffsets).
+				Description("Read again from `start_from`: when the process starts, every partition starts where `start_from` says, "+
+					"ignoring the group's committed offsets, and each committed offset that this moves is committed at its new "+
+					"place at once and logged at warn level (`topic ... partition ... moved from committed X to Y`). A one-off act: "+
+					"it applies at every start of the process, so remove it once the run has started, or the next start reads "+
+					"again. A reconnect inside the process resumes from its own position and resets nothing. Needs "+
+					"`consumer_group` and a `start_from` other than `committed`; not used with `assignment: group` (reset such a "+
+					"group with `kafka-consumer-groups.sh --reset-offsets` while no member runs). The alternative is a new "+
+					"`consumer_group`. Default `false`. Flink equivalent: starting the job without state (no savepoint or "+
+					"checkpoint), so that `scan.startup.mode` applies again.").
+				Default(false).
+				Advanced(),
 			service.NewStringEnumField(fieldStartFrom, string(StartEarliest), string(StartLatest), string(StartCommitted), string(StartTimestamp), string(StartOffsets)).
-				Description("Where to start reading when the input connects: `earliest` (log start), `latest` (end of each partition, "+
-					"resolved once at connect), `committed` (the group's committed offset, else `committed_fallback`), "+
-					"`timestamp` (the first record whose timestamp is at or after `start_timestamp`, else the end of the partition), "+
-					"or `offsets` (the offsets in `start_offsets`; unlisted partitions use the committed offset, else the log start). "+
-					"A start offset outside the log is handled by `committed_fallback`. "+
-					"After a lost connection the input resumes from its own position instead. Default `committed`. "+
+				Description("Where a partition without an offset committed in `consumer_group` starts reading: `earliest` (log start), "+
+					"`latest` (end of the partition, resolved once at connect), `committed` (where `committed_fallback` says: "+
+					"only the group's committed offsets place partitions; needs `consumer_group`), `timestamp` (the first record whose timestamp is at or after `start_timestamp`, else the end "+
+					"of the partition), or `offsets` (the offsets in `start_offsets`; unlisted partitions go to `committed_fallback`). "+
+					"A partition with a committed offset resumes there in every mode: the group's committed offsets are the "+
+					"pipeline's state, and Flink too applies `scan.startup.mode` only to a job started without state, resuming from "+
+					"its checkpoint after a failover or restore. A stop and start therefore never reads twice what the group "+
+					"committed, nor skips what it did not. To read again from here, use a new `consumer_group` or `reset_offsets`. "+
+					"Without `consumer_group` every start begins here. A start offset outside the log (committed or given) goes to "+
+					"`committed_fallback`. After a lost connection the input resumes from its own position. Default `committed`. "+
 					"Flink option: `scan.startup.mode` = `earliest-offset` / `latest-offset` / `group-offsets` / `timestamp` / `specific-offsets`.").
 				Default(string(defaultStartFrom)),
 			service.NewAnyField(fieldStartTimestamp).
@@ -448,16 +335,14 @@ With a watermark:
 					"(`1714521600000`) or an RFC 3339 time (`2024-05-01T00:00:00Z`). Each partition starts at its first record with "+
 					"a timestamp at or after it (Kafka ListOffsets by timestamp). No default; required with `start_from: timestamp` "+
 					"and refused otherwise. Flink option: `scan.startup.timestamp-millis`.").
-				Example(1714521600000).
-				Example("2024-05-01T00:00:00Z").
 				Optional(),
 			service.NewAnyField(fieldStartOffsets).
-				Description("With `start_from: offsets`: the offset to start at per topic and partition, either as a map of partition "+
-					"to offset or as Flink's string `partition:0,offset:42;partition:1,offset:300`. Partitions not listed start at "+
-					"the group's committed offset, else at the log start. No default; required with `start_from: offsets` and "+
-					"refused otherwise. Flink option: `scan.startup.specific-offsets`.").
-				Example(map[string]any{"orders": map[string]any{"0": 42, "1": 300}}).
-				Example(map[string]any{"orders": "partition:0,offset:42;partition:1,offset:300"}).
+				Description("With `start_from: offsets`: the offset to start at per topic and partition, in any of these forms: "+
+					"per topic, a map of partition to offset (`{ orders: { 0: 42, \"1\": 300 } }`, keys quoted or not) or Flink's "+
+					"string (`{ orders: \"partition:0,offset:42;partition:1,offset:300\" }`); `topic:partition` keys "+
+					"(`{ \"orders:0\": 42 }`); or, when `topics` names a single topic, partition keys (`{ \"0\": 42 }`). "+
+					"Partitions not listed start at `committed_fallback`, and a partition with an offset committed in `consumer_group` starts there instead. No default; required with "+
+					"`start_from: offsets` and refused otherwise. Flink option: `scan.startup.specific-offsets`.").
 				Optional(),
 			service.NewStringEnumField(fieldStopAt, string(StopNone), string(StopLatest), string(StopTimestamp), string(StopOffsets)).
 				Description("Where a bounded read ends, per partition: `none` (never), `latest` (the end offset when the input first "+
@@ -473,13 +358,11 @@ With a watermark:
 				Description("With `stop_at: timestamp`: the point in time to stop before, as milliseconds since the Unix epoch or an "+
 					"RFC 3339 time. No default; required with `stop_at: timestamp` and refused otherwise. "+
 					"Flink option: `scan.bounded.timestamp-millis`.").
-				Example("2024-05-02T00:00:00Z").
 				Optional(),
 			service.NewAnyField(fieldStopOffsets).
 				Description("With `stop_at: offsets`: the exclusive offset to stop at per topic and partition, in the same forms as "+
 					"`start_offsets`. Partitions not listed stop at latest. No default; required with `stop_at: offsets` and "+
 					"refused otherwise. Flink option: `scan.bounded.specific-offsets`.").
-				Example(map[string]any{"orders": "partition:0,offset:1000;partition:1,offset:1200"}).
 				Optional(),
 			service.NewStringEnumField(fieldAssignment, string(AssignmentEnumerator), string(AssignmentGroup)).
 				Description("How this process gets its partitions. `enumerator` (as Flink): the process lists the partitions itself "+
@@ -535,8 +418,9 @@ With a watermark:
 					"Flink equivalent: the source subtasks of one job.").
 				Advanced(),
 			service.NewStringEnumField(fieldCommittedFallback, string(FallbackEarliest), string(FallbackLatest), string(FallbackError)).
-				Description("What to do for a partition without a committed offset, or whose committed offset is out of range: "+
-					"start at `earliest` or `latest`, or refuse to connect with an `error` naming the group, topic and partition. "+
+				Description("Where a partition starts whose committed offset is out of range (in every `start_from` mode; likewise "+
+					"a `start_offsets` offset), or that has none with `start_from: committed` (or is not listed in `start_offsets`): "+
+					"`earliest` or `latest`, or refuse to connect with an `error` naming the group, topic and partition. "+
 					"Also applies when a fetch position falls out of range while running. Default `earliest`. "+
 					"Flink option: `properties.auto.offset.reset` = `earliest` / `latest` / `none`.").
 				Default(string(defaultCommittedFallback)),
@@ -584,13 +468,12 @@ With a watermark:
 					"0.1 us per key, and past eight keys Benthos's metadata map grows, doubling the cost per message), so a pipeline "+
 					"that reads few keys can list just those, as a Flink table reads only the metadata columns it declares. "+
 					"Flink option: the `METADATA FROM` columns of the table.").
-				Default(anySlice(metaKeyNames(metaDefault))).
+				Default(metaKeyNames(metaDefault)).
 				Example([]string{"kafka_key", "kafka_topic", "kafka_partition", "kafka_offset"}).
 				Advanced(),
 		).
 		Fields(tableFields()...).
 		Fields(watermarkFields()).
-		LintRule(lintRule).
 		Example("Backfill up to now, then exit",
 			"Read everything written before the input started, from the group's committed offsets (else the start), "+
 				"with two readers; the input ends and `connectd run` exits 0 once every partition reached its end offset "+
@@ -605,13 +488,13 @@ input:
     readers: 2
 `).
 		Example("Replay a time window",
-			"Read the records of one day of every topic matching a pattern, then exit.",
+			"Read the records of one day of every topic matching a pattern, then exit. Without `consumer_group` nothing is "+
+				"committed: every run reads the day again.",
 			`
 input:
   kafka_source:
     seed_brokers: [ localhost:9092 ]
     topic_pattern: 'orders\..*'
-    consumer_group: orders-replay-2024-05-01
     start_from: timestamp
     start_timestamp: 2024-05-01T00:00:00Z
     stop_at: timestamp
@@ -667,12 +550,20 @@ input:
 }
 
 func init() {
-	speclint.Register("kafka_source", lintFields)
-	service.MustRegisterBatchInput("kafka_source", Spec(),
+	spec := Spec()
+	speclint.Register(speclint.Input, "kafka_source", spec, func(conf *service.ParsedConfig) error {
+		_, err := configFromParsed(conf)
+		return err
+	})
+	service.MustRegisterBatchInput("kafka_source", spec,
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchInput, error) {
 			c, err := configFromParsed(conf)
 			if err != nil {
 				return nil, err
+			}
+			if c.ConsumerGroup == "" {
+				mgr.Logger().Infof("kafka_source: no %s: nothing is committed, and every start (a restart too) reads from %s: %s again",
+					fieldConsumerGroup, fieldStartFrom, c.StartFrom)
 			}
 			if c.Table != nil {
 				return newTableInput(newSource(c, mgr), c, mgr), nil

@@ -148,10 +148,6 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 		errs = append(errs, fmt.Errorf("field %s: at least one broker address is required, here or in option '%s' of table %s",
 			kafkaconn.FieldSeedBrokers, schema.OptBootstrapServers, t.Name))
 	}
-	if _, ok := set[fieldConsumerGroup]; !ok && s.group == "" {
-		errs = append(errs, fmt.Errorf("field %s: a group id is required (offsets are committed to it), here or in option '%s' of table %s",
-			fieldConsumerGroup, schema.OptGroupID, t.Name))
-	}
 	return s, errs
 }
 
@@ -300,22 +296,6 @@ func (c *Config) applyTable(s tableSettings) error {
 		c.Metadata |= set
 	}
 	return nil
-}
-
-// lintTableMethod is the Bloblang method that kafka_source's lint rule
-// calls on a config with a table: the table's problems (DDL syntax,
-// unsupported options, format options) and contradictions with YAML fields.
-const lintTableMethod = "kafka_source_table_problems"
-
-var _ = table.RegisterLintMethod(lintTableMethod, "kafka_source", lintTable)
-
-func lintTable(t *schema.Table, m map[string]any) []error {
-	set := table.Written(m, tableDerivable, tableFieldDefaults)
-	_, errs := deriveTable(t, set)
-	if _, err := table.NewCodec(t); err != nil {
-		errs = append(errs, fmt.Errorf("field %s: %w", table.FieldTable, err))
-	}
-	return errs
 }
 
 // tableInput decodes the messages of a kafka_source into rows of its table.

@@ -104,7 +104,7 @@ func TestTableConfigErrors(t *testing.T) {
 		{"upsert-kafka reads from earliest", yamlDDL(`CREATE TABLE t (a STRING, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'x', 'key.format' = 'raw', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`) + "start_from: latest\n",
 			[]string{`field start_from: table t: "latest" contradicts option 'connector' = 'upsert-kafka', which reads from the earliest offset`}},
 		{"no group", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`),
-			[]string{"field consumer_group: a group id is required", "option 'properties.group.id' of table t"}},
+			[]string{"field consumer_group: required with start_from: committed", "option 'properties.group.id' of table t"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -281,8 +281,8 @@ func TestTableSourceBadRecords(t *testing.T) {
 	}
 }
 
-// A catalog that does not exist at lint time is checked at run time; one
-// that exists is read by the lint rule.
+// The lint rule reads the catalog as the input does when it starts: a
+// problem of its table, or a catalog that does not exist, is a lint error.
 func TestTableCatalogLint(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -294,7 +294,8 @@ func TestTableCatalogLint(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "option 'json.bad' is not supported") {
 		t.Fatalf("lint with the catalog: %v", err)
 	}
-	if err := service.NewStreamBuilder().SetYAML("input:\n  kafka_source:\n    catalog: ./nope.sql\n    table: x\noutput:\n  drop: {}\n"); err != nil {
-		t.Fatalf("a catalog missing at lint time is checked when the input starts: %v", err)
+	err = service.NewStreamBuilder().SetYAML("input:\n  kafka_source:\n    catalog: ./nope.sql\n    table: x\noutput:\n  drop: {}\n")
+	if err == nil || !strings.Contains(err.Error(), "field catalog: catalog: open ./nope.sql: no such file or directory") {
+		t.Fatalf("a missing catalog: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/table"
@@ -117,39 +116,6 @@ func watermarkFields() *service.ConfigField {
 		Advanced()
 }
 
-// watermarkLintMethod is the Bloblang method the lint rule calls on the
-// whole config: the problems of the watermark block with the table.
-const watermarkLintMethod = "kafka_source_watermark_problems"
-
-var _ = registerWatermarkLintMethod()
-
-func registerWatermarkLintMethod() bool {
-	bloblang.MustRegisterMethodV2(watermarkLintMethod,
-		bloblang.NewPluginSpec().
-			Category("Connectd internal").
-			Description("Returns the problems of the watermark block of a kafka_source config as a list of strings. Used by kafka_source's lint rule."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				m, ok := v.(map[string]any)
-				if !ok {
-					return []any{}, nil
-				}
-				var t *schema.Table
-				if tt, ok, err := table.RawFromMap(m).LintResolve(); err == nil && ok {
-					t = tt
-				}
-				y, _ := m[fieldWatermark].(map[string]any)
-				_, errs := deriveWatermark(y, m[fieldWatermark] != nil, t)
-				out := []any{}
-				for _, e := range errs {
-					out = append(out, e.Error())
-				}
-				return out, nil
-			}, nil
-		})
-	return true
-}
-
 // watermarkFromParsed reads the watermark block; t is the table, nil
 // without one.
 func watermarkFromParsed(conf *service.ParsedConfig, t *schema.Table) (WatermarkConfig, []error) {
@@ -173,11 +139,16 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 		c    WatermarkConfig
 		errs []error
 	)
+	// An empty value is unset, as `connectd create` writes an optional
+	// field without a default.
 	dur := func(path string, v any, ok bool) time.Duration {
 		if !ok || v == nil {
 			return 0
 		}
 		s := strings.TrimSpace(fmt.Sprint(v))
+		if s == "" {
+			return 0
+		}
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("field %s: expected a Go duration such as 5s, got %q", path, s))
@@ -208,7 +179,7 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 	c.Tracker.IdleTimeout = dur(path(fieldWMIdleTimeout), v, ok)
 	v, ok = y[fieldWMEmitInterval]
 	c.Tracker.EmitInterval = dur(path(fieldWMEmitInterval), v, ok)
-	if a, isMap := y[fieldWMAlignment].(map[string]any); isMap {
+	if a, isMap := y[fieldWMAlignment].(map[string]any); isMap && !allEmpty(a) {
 		ac := &watermark.AlignmentConfig{}
 		if g, ok := a[fieldWMAlignGroup]; ok && g != nil {
 			ac.Group = strings.TrimSpace(fmt.Sprint(g))
@@ -246,6 +217,16 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 		}
 	}
 	return c, errs
+}
+
+// allEmpty reports whether every value of a block is unset: null or "".
+func allEmpty(m map[string]any) bool {
+	for _, v := range m {
+		if v != nil && fmt.Sprint(v) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // applyTableWatermark derives the watermark from the table's WATERMARK FOR

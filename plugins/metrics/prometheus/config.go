@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/speclint"
 )
 
 type config struct {
@@ -20,47 +22,47 @@ type config struct {
 	pushJobName        string
 }
 
+// configFromParsed reads and validates the exporter's config, reporting
+// every problem at once. `connectd lint` runs it too (speclint.Register).
 func configFromParsed(conf *service.ParsedConfig) (config, error) {
-	var c config
-	var err error
-	if c.useHistogramTiming, err = conf.FieldBool(fieldUseHistogramTiming); err != nil {
-		return c, err
+	var (
+		c    config
+		err  error
+		errs []error
+	)
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if c.histogramBuckets, err = conf.FieldFloatList(fieldHistogramBuckets); err != nil {
-		return c, err
-	}
+	c.useHistogramTiming, err = conf.FieldBool(fieldUseHistogramTiming)
+	keep(err)
+	c.histogramBuckets, err = conf.FieldFloatList(fieldHistogramBuckets)
+	keep(err)
 	objs, err := conf.FieldObjectList(fieldSummaryObjectives)
-	if err != nil {
-		return c, err
-	}
+	keep(err)
 	c.summaryObjectives = make(map[float64]float64, len(objs))
 	for _, o := range objs {
 		q, err := o.FieldFloat(fieldQuantile)
-		if err != nil {
-			return c, err
-		}
+		keep(err)
 		e, err := o.FieldFloat(fieldError)
-		if err != nil {
-			return c, err
-		}
+		keep(err)
 		c.summaryObjectives[q] = e
 	}
-	if c.addProcessMetrics, err = conf.FieldBool(fieldAddProcessMetrics); err != nil {
-		return c, err
+	c.addProcessMetrics, err = conf.FieldBool(fieldAddProcessMetrics)
+	keep(err)
+	c.addGoMetrics, err = conf.FieldBool(fieldAddGoMetrics)
+	keep(err)
+	c.pushURL, err = conf.FieldString(fieldPushURL)
+	keep(err)
+	if c.pushInterval, err = speclint.Duration(conf, fieldPushInterval); err != nil {
+		// Reported once; validate sees the default.
+		errs = append(errs, err)
+		c.pushInterval, _ = time.ParseDuration(defaultPushInterval)
 	}
-	if c.addGoMetrics, err = conf.FieldBool(fieldAddGoMetrics); err != nil {
-		return c, err
-	}
-	if c.pushURL, err = conf.FieldString(fieldPushURL); err != nil {
-		return c, err
-	}
-	if c.pushInterval, err = conf.FieldDuration(fieldPushInterval); err != nil {
-		return c, err
-	}
-	if c.pushJobName, err = conf.FieldString(fieldPushJobName); err != nil {
-		return c, err
-	}
-	return c, c.validate()
+	c.pushJobName, err = conf.FieldString(fieldPushJobName)
+	keep(err)
+	return c, errors.Join(append(errs, c.validate())...)
 }
 
 func (c config) validate() error {

@@ -6,6 +6,8 @@ package prometheus
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/speclint"
 )
 
 const (
@@ -19,6 +21,12 @@ const (
 	fieldPushURL            = "push_url"
 	fieldPushInterval       = "push_interval"
 	fieldPushJobName        = "push_job_name"
+)
+
+// Defaults, declared once: the spec uses them.
+const (
+	defaultPushInterval = "10s"
+	defaultPushJobName  = "connectd"
 )
 
 // Spec is the config spec of the exporter.
@@ -63,17 +71,22 @@ Metric names are the Benthos names (`+"`input_received`"+`, `+"`output_latency_n
 				Advanced(),
 			service.NewDurationField(fieldPushInterval).
 				Description("Period between pushes to `push_url` (Go duration). Default `10s`. Flink option: `metrics.reporter.promgateway.interval`.").
-				Default("10s").
+				Default(defaultPushInterval).
 				Advanced(),
 			service.NewStringField(fieldPushJobName).
 				Description("Job name of pushed metrics. Default `connectd`. Flink option: `metrics.reporter.promgateway.jobName`.").
-				Default("connectd").
+				Default(defaultPushJobName).
 				Advanced(),
 		)
 }
 
 func init() {
-	err := service.RegisterMetricsExporter("prometheus", Spec(), func(conf *service.ParsedConfig, log *service.Logger) (service.MetricsExporter, error) {
+	spec := Spec()
+	speclint.Register(speclint.Metrics, "prometheus", spec, func(conf *service.ParsedConfig) error {
+		_, err := configFromParsed(conf)
+		return err
+	})
+	err := service.RegisterMetricsExporter("prometheus", spec, func(conf *service.ParsedConfig, log *service.Logger) (service.MetricsExporter, error) {
 		c, err := configFromParsed(conf)
 		if err != nil {
 			return nil, err

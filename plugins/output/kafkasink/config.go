@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 )
 
@@ -155,11 +156,28 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	)
 	// Every field is read even after a failure so that all problems are
 	// reported at once. validate runs only when every field could be read,
-	// so that a field left at its zero value is not reported twice.
+	// so that a field left at its zero value is not reported twice; a
+	// duration that does not parse takes its default instead, so that the
+	// checks of validate still run.
 	keep := func(e error) {
 		if e != nil {
 			errs = append(errs, e)
 		}
+	}
+	// keepField names the field of an error Benthos words without it.
+	keepField := func(field string, e error) {
+		if e != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", field, e))
+		}
+	}
+	var durErrs []error
+	duration := func(field, def string) time.Duration {
+		d, err := speclint.Duration(conf, field)
+		if err != nil {
+			durErrs = append(durErrs, err)
+			d, _ = time.ParseDuration(def)
+		}
+		return d
 	}
 	table, tset, err := tableFromParsed(conf)
 	if err != nil {
@@ -169,29 +187,30 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.Conn, connErr = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
 	if conf.Contains(FieldTopic) {
 		c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
-		keep(err)
+		keepField(FieldTopic, err)
 	}
 	if conf.Contains(FieldKey) {
 		c.Key, err = conf.FieldInterpolatedString(FieldKey)
-		keep(err)
+		keepField(FieldKey, err)
 	}
 	if conf.Contains(FieldTimestampMs) {
 		c.TimestampMs, err = conf.FieldInterpolatedString(FieldTimestampMs)
-		keep(err)
+		keepField(FieldTimestampMs, err)
 	}
 	part, err := conf.FieldString(FieldPartitioner)
 	keep(err)
 	c.Partitioner = parsePartitioner(part)
-	if conf.Contains(FieldPartition) {
+	// An empty partition is unset, as `connectd create` writes it.
+	if s, _ := conf.FieldString(FieldPartition); s != "" {
 		c.Partition, err = conf.FieldInterpolatedString(FieldPartition)
-		keep(err)
+		keepField(FieldPartition, err)
 	}
 	c.PartitionExpression, err = conf.FieldString(FieldPartitionExpression)
 	keep(err)
 	c.WriterIndex, err = conf.FieldInt(FieldWriterIndex)
 	keep(err)
 	c.Headers, err = conf.FieldMetadataFilter(FieldMetadata)
-	keep(err)
+	keepField(FieldMetadata, err)
 	dg, err := conf.FieldString(FieldDeliveryGuarantee)
 	keep(err)
 	c.DeliveryGuarantee = parseDeliveryGuarantee(dg)
@@ -210,17 +229,15 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	keep(err)
 	c.TransactionalIDSuffix, err = conf.FieldString(FieldTransactionalIDSuffix)
 	keep(err)
-	c.TransactionTimeout, err = conf.FieldDuration(FieldTransactionTimeout)
-	keep(err)
+	c.TransactionTimeout = duration(FieldTransactionTimeout, defaultTransactionTimeout)
 	c.Batching, err = conf.FieldBatchPolicy(FieldBatching)
-	keep(err)
+	keepField(FieldBatching, err)
 	comp, err := conf.FieldString(FieldCompression)
 	keep(err)
 	c.Compression = Compression(comp)
 	c.MaxMessageBytes, err = conf.FieldInt(FieldMaxMessageBytes)
 	keep(err)
-	c.Timeout, err = conf.FieldDuration(FieldTimeout)
-	keep(err)
+	c.Timeout = duration(FieldTimeout, defaultTimeout)
 	c.AllowAutoTopicCreation, err = conf.FieldBool(FieldAutoCreateTopics)
 	keep(err)
 	if table != nil {
@@ -228,9 +245,9 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 		keep(c.applyTable(tset, conf.Contains(FieldMaxInFlight)))
 	}
 	if len(errs) > 0 {
-		return c, errors.Join(append([]error{connErr}, errs...)...)
+		return c, errors.Join(append([]error{connErr}, append(errs, durErrs...)...)...)
 	}
-	return c, errors.Join(connErr, c.validate())
+	return c, errors.Join(append([]error{connErr}, append(durErrs, c.validate())...)...)
 }
 
 // validate collects every problem of the sink's own fields (the connection
@@ -262,6 +279,11 @@ func (c Config) validate() error {
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldTimeout, c.Timeout))
+	}
+	if c.Batching.Period != "" {
+		if _, err := time.ParseDuration(c.Batching.Period); err != nil {
+			errs = append(errs, fmt.Errorf("field %s.period: expected a Go duration such as \"500ms\", \"5s\" or \"1m\", got %q", FieldBatching, c.Batching.Period))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -304,7 +326,7 @@ func (c Config) validateExactlyOnce() []error {
 		period, err := time.ParseDuration(c.Batching.Period)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("field %s.period: %w", FieldBatching, err))
+			// validate reports it.
 		case period >= c.TransactionTimeout:
 			errs = append(errs, fmt.Errorf("field %s.period: must be shorter than %s (%v) with %s %s, got %v",
 				FieldBatching, FieldTransactionTimeout, c.TransactionTimeout, FieldDeliveryGuarantee, DeliveryExactlyOnce, period))

@@ -2,14 +2,18 @@ package kafkasink
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/connectd/connectd/internal/speclint"
+	"github.com/connectd/connectd/internal/table"
+	"github.com/connectd/connectd/schema"
 )
 
-// lintPipelineOrder is a `connectd lint` check over a whole config: with
+// lintPipelineOrder is a check over a whole config, by `connectd lint` and
+// before `connectd run` (speclint.RegisterDocumentCheck): with
 // kafka_source feeding kafka_sink in exactly_once, each transaction commits
 // the source offsets of its batch, and an offset is held back behind any
 // earlier record still in flight. Batches must therefore reach the sink in
@@ -69,6 +73,36 @@ func lintWindowBatching(root *yaml.Node) []string {
 		key.Line, key.Column, FieldBatching, FieldBatching)}
 }
 
+// lintSourceGroup is a `connectd lint` check over a whole config: an
+// exactly_once kafka_sink commits the offsets of the kafka_source feeding
+// it to the source's consumer group, inside its transactions. A source
+// without a group (consumer_group, or its table's properties.group.id) has
+// nowhere to keep them, so a restart would read and write every record
+// again; at run time the sink refuses such a source (ErrSourceWithoutGroup).
+func lintSourceGroup(root *yaml.Node) []string {
+	key, src := speclint.Find(speclint.Path(root.Content[0], "input"), "kafka_source")
+	if src == nil || src.Kind != yaml.MappingNode || exactlyOnceSink(root) == nil {
+		return nil
+	}
+	if g := speclint.Path(src, "consumer_group"); g != nil && g.Tag != "!!null" && g.Value != "" {
+		return nil
+	}
+	var m map[string]any
+	if err := src.Decode(&m); err != nil {
+		return nil
+	}
+	if raw := table.RawFromMap(m); raw.Set() {
+		t, ok, err := raw.LintResolve()
+		if err != nil || !ok || t.Options[schema.OptGroupID] != "" {
+			return nil // the table's own problems are reported by kafka_source's lint
+		}
+	}
+	return []string{fmt.Sprintf("(%d,%d) kafka_source: field consumer_group: required when kafka_source feeds kafka_sink with "+
+		"delivery_guarantee exactly_once: the sink commits the source offsets to that group in its transactions, and without "+
+		"one a restart would read and write every record again; set consumer_group (or option '%s' of the source's table)",
+		key.Line, key.Column, schema.OptGroupID)}
+}
+
 // exactlyOnceSink returns the config of the output's kafka_sink if its
 // delivery_guarantee is exactly_once, else nil.
 func exactlyOnceSink(root *yaml.Node) *yaml.Node {
@@ -88,6 +122,6 @@ func init() {
 		if root == nil || len(root.Content) == 0 {
 			return nil
 		}
-		return append(lintPipelineOrder(root), lintWindowBatching(root)...)
+		return slices.Concat(lintPipelineOrder(root), lintWindowBatching(root), lintSourceGroup(root))
 	})
 }

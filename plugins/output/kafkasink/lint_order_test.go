@@ -13,8 +13,8 @@ func checkLintProblem(t *testing.T, doc, field, want string) {
 	t.Helper()
 	var found []string
 	for _, p := range speclint.CheckYAML([]byte(doc)) {
-		if strings.Contains(p, field) {
-			found = append(found, p)
+		if strings.Contains(p.String(), field) {
+			found = append(found, p.String())
 		}
 	}
 	switch {
@@ -74,6 +74,40 @@ func TestLintWindowBatching(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			checkLintProblem(t, tt.yaml, "field batching", tt.want)
+		})
+	}
+}
+
+// A kafka_source without a consumer group feeding an exactly_once
+// kafka_sink is a lint error naming consumer_group; a group in YAML or in
+// the source's table, or a sink that is not exactly_once, lints clean.
+func TestLintSourceGroup(t *testing.T) {
+	t.Parallel()
+	source := func(fields string) string {
+		return "input:\n  kafka_source: { seed_brokers: [ b:9092 ], topics: [ in ], start_from: earliest" + fields + " }\n"
+	}
+	tableSource := func(with string) string {
+		return "input:\n  kafka_source:\n    ddl: |\n      CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'in', 'format' = 'raw', " +
+			"'properties.bootstrap.servers' = 'b:9092', 'scan.startup.mode' = 'earliest-offset'" + with + ")\n"
+	}
+	sink := func(guarantee string) string {
+		return "output:\n  kafka_sink: { seed_brokers: [ b:9092 ], topic: out, delivery_guarantee: " + guarantee + " }\n"
+	}
+	for _, tt := range []struct {
+		name, yaml, want string
+	}{
+		{"no group, exactly_once", source("") + sink("exactly_once"),
+			"(2,3) kafka_source: field consumer_group: required when kafka_source feeds kafka_sink with delivery_guarantee exactly_once"},
+		{"empty group, Flink spelling", source(", consumer_group: ''") + sink("exactly-once"), "field consumer_group: required when"},
+		{"table without a group", tableSource("") + sink("exactly_once"), "option 'properties.group.id' of the source's table"},
+		{"group", source(", consumer_group: g") + sink("exactly_once"), ""},
+		{"table with a group", tableSource(", 'properties.group.id' = 'g'") + sink("exactly_once"), ""},
+		{"no group, at least once", source("") + sink("at_least_once"), ""},
+		{"no group, not into kafka_sink", source("") + "output:\n  drop: {}\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			checkLintProblem(t, tt.yaml, "field consumer_group: required when", tt.want)
 		})
 	}
 }

@@ -15,17 +15,7 @@
 package kafkasink
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
-
-	// The lint rule uses parse_duration, a method of the pure bundle. Lint
-	// rules are parsed when Spec runs (in init), against the methods
-	// registered by then, so pure must be initialised before this package.
-	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/speclint"
@@ -287,9 +277,9 @@ With exactly_once:
 				Default(string(PartitionerDefault)),
 			service.NewInterpolatedStringField(FieldPartition).
 				Description("Partition number (integer >= 0) of each message, interpolated per message; required with, and only allowed "+
-					"with, `partitioner: manual`. A value that is not a partition of the topic fails that message only. Default: absent. "+
+					"with, `partitioner: manual`, for example `${! @kafka_partition }` or `${! json(\"shard\") % 8 }`. A value that is not "+
+					"a partition of the topic fails that message only. Default: absent. "+
 					"Flink has no option for it (a custom `FlinkKafkaPartitioner` class).").
-				Examples(`${! @kafka_partition }`, `${! json("shard") % 8 }`).
 				Optional().
 				Advanced(),
 			service.NewStringField(FieldPartitionExpression).
@@ -386,7 +376,6 @@ With exactly_once:
 				Advanced(),
 		).
 		Fields(table.Fields()...).
-		LintRule(lintRule).
 		Example("Key-partitioned JSON events",
 			"Writes each message to `orders`, keyed by its `customer_id` so that a customer's orders share a partition, "+
 				"with the `trace_id` metadata as a header and the event time as the record timestamp.",
@@ -441,98 +430,13 @@ output:
 `
 )
 
-// lintFields are type-checked by the lint rule and by speclint.CheckFiles.
-var lintFields = append(kafkaconn.LintFields(),
-	speclint.Field{Path: FieldTopic, Kind: speclint.String},
-	speclint.Field{Path: FieldKey, Kind: speclint.String},
-	speclint.Field{Path: FieldTimestampMs, Kind: speclint.String},
-	speclint.Field{Path: FieldPartitioner, Kind: speclint.String},
-	speclint.Field{Path: FieldMetadata, Kind: speclint.Object},
-	speclint.Field{Path: FieldDeliveryGuarantee, Kind: speclint.String},
-	speclint.Field{Path: FieldMaxInFlight, Kind: speclint.Int},
-	speclint.Field{Path: FieldBatching, Kind: speclint.Object},
-	speclint.Field{Path: FieldBatching + ".count", Kind: speclint.Int},
-	speclint.Field{Path: FieldBatching + ".byte_size", Kind: speclint.Int},
-	speclint.Field{Path: FieldBatching + ".period", Kind: speclint.String},
-	speclint.Field{Path: FieldCompression, Kind: speclint.String},
-	speclint.Field{Path: FieldMaxMessageBytes, Kind: speclint.Int},
-	speclint.Field{Path: FieldTimeout, Kind: speclint.Duration},
-	speclint.Field{Path: FieldAutoCreateTopics, Kind: speclint.Bool},
-	speclint.Field{Path: FieldTransactionalIDPrefix, Kind: speclint.String},
-	speclint.Field{Path: FieldTransactionalIDSuffix, Kind: speclint.String},
-	speclint.Field{Path: FieldTransactionTimeout, Kind: speclint.Duration},
-	speclint.Field{Path: FieldPartition, Kind: speclint.String},
-	speclint.Field{Path: FieldPartitionExpression, Kind: speclint.String},
-	speclint.Field{Path: FieldWriterIndex, Kind: speclint.Int},
-	speclint.Field{Path: table.FieldCatalog, Kind: speclint.String},
-	speclint.Field{Path: table.FieldDDL, Kind: speclint.String},
-)
-
-// lintRule reports at lint time the problems that validate() also reports
-// when the component is built (lint can be skipped).
-var lintRule = speclint.Rule(lintFields, fmt.Sprintf(`
-let dg = this.delivery_guarantee.or(%[1]q).string().lowercase().replace_all("-", "_")
-let eos = $dg == %[3]q
-let mmb = this.max_message_bytes.or(%[4]d)
-let part = this.partitioner.or("default").string().lowercase().replace_all("-", "_")
-let tt = this.transaction_timeout.or(%[8]q).trim().parse_duration()
-let has_table = this.table != null || this.ddl.or("") != ""
-root = [%[7]s
-  if !$has_table && this.topic.or("") == "" { "field topic: required" } else { null },
-  if $has_table { this.%[12]s() } else { null },
-  if !$has_table && ![%[1]q, %[3]q, %[2]q].contains($dg) { "field delivery_guarantee: unknown value %%q (want %[1]s, %[3]s or %[2]s)".format(this.delivery_guarantee) } else { null },
-  if this.max_in_flight.or(1) < 1 { "field max_in_flight: must be at least 1, got %%v".format(this.max_in_flight) } else { null },
-  if $mmb < %[5]d || $mmb > %[6]d { "field max_message_bytes: must be between %[5]d and %[6]d, got %%v".format($mmb) } else { null },
-  if $tt < 1000000 { "field transaction_timeout: must be at least 1ms, got %%v".format(this.transaction_timeout.or(%[8]q)) } else { null },
-  if !$has_table && $eos && this.transactional_id_prefix.or("").trim() == "" { "field transactional_id_prefix: required with delivery_guarantee %[3]s" } else { null },
-  if !$has_table && $eos && this.transactional_id_suffix.or("0").trim() == "" { "field transactional_id_suffix: must not be empty with delivery_guarantee %[3]s (an unset environment variable?)" } else { null },
-  if !$has_table && !$eos && this.transactional_id_prefix.or("") != "" { "field transactional_id_prefix: only used with delivery_guarantee %[3]s, but delivery_guarantee is %%s".format($dg) } else { null },
-  if !$has_table && $eos && this.max_in_flight.or(1) > 1 { "field max_in_flight: must be 1 with delivery_guarantee %[3]s (a transactional producer runs one transaction at a time), got %%v".format(this.max_in_flight) } else { null },
-  if !$has_table && $eos && $tt > 0 && this.batching.period.or("").trim() != "" && this.batching.period.trim().parse_duration() >= $tt { "field batching.period: must be shorter than transaction_timeout (%%s) with delivery_guarantee %[3]s, got %%s".format(this.transaction_timeout.or(%[8]q), this.batching.period) } else { null },
-  if ![%[9]s].contains($part) { "field partitioner: unknown partitioner %%q (want %[10]s)".format(this.partitioner) } else { null },
-  if $part == "manual" && this.partition.or("").trim() == "" { "field partition: required with partitioner manual" } else { null },
-  if $part != "manual" && this.partition != null { "field partition: only used with partitioner manual, but partitioner is %%s".format($part) } else { null },
-  if $part == "expression" && this.partition_expression.or("").trim() == "" { "field partition_expression: required with partitioner expression" } else { null },
-  if $part != "expression" && this.partition_expression.or("") != "" { "field partition_expression: only used with partitioner expression, but partitioner is %%s".format($part) } else { null },
-  if $part == "expression" && this.partition_expression.or("").trim() != "" { this.partition_expression.%[11]s() } else { null },
-  if this.writer_index.or(0) < 0 { "field writer_index: must not be negative, got %%v".format(this.writer_index) } else { null },
-].flatten().filter(e -> e != null)
-`, DeliveryAtLeastOnce, DeliveryNone, DeliveryExactlyOnce, defaultMaxMessageBytes, minMessageBytes, maxMessageBytes,
-	kafkaconn.LintChecks, defaultTransactionTimeout, quotedPartitioners(), partitionerList(), lintExpressionMethod, lintTableMethod))
-
-// quotedPartitioners is the partitioner names as a Bloblang array body.
-func quotedPartitioners() string {
-	q := make([]string, len(partitioners))
-	for i, p := range partitioners {
-		q[i] = strconv.Quote(string(p))
-	}
-	return strings.Join(q, ", ")
-}
-
-// lintExpressionMethod is a Bloblang method that returns the compile error of
-// a partition_expression, or null, so that the lint rule reports CEL syntax
-// and type errors. It must be registered before Spec parses the lint rule.
-const lintExpressionMethod = "kafka_sink_partition_expression_error"
-
-func registerLintExpressionMethod() {
-	bloblang.MustRegisterMethodV2(lintExpressionMethod,
-		bloblang.NewPluginSpec().
-			Category("Connectd internal").
-			Description("Returns the error of compiling a kafka_sink `partition_expression` (CEL), or null. Used by kafka_sink's lint rule."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return bloblang.StringMethod(func(src string) (any, error) {
-				if _, err := compilePartitionExpression(src); err != nil {
-					return err.Error(), nil
-				}
-				return nil, nil
-			}), nil
-		})
-}
-
 func init() {
-	registerLintExpressionMethod()
-	speclint.Register("kafka_sink", lintFields)
-	err := service.RegisterBatchOutput("kafka_sink", Spec(),
+	spec := Spec()
+	speclint.Register(speclint.Output, "kafka_sink", spec, func(conf *service.ParsedConfig) error {
+		_, err := ConfigFromParsed(conf)
+		return err
+	})
+	err := service.RegisterBatchOutput("kafka_sink", spec,
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.BatchOutput, service.BatchPolicy, int, error) {
 			cfg, err := ConfigFromParsed(conf)
 			if err != nil {

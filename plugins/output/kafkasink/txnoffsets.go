@@ -37,6 +37,15 @@ import (
 // source offsets could not be committed in it.
 var ErrOffsetsNotCommitted = errors.New("source offsets not committed in the transaction")
 
+// ErrSourceWithoutGroup is the cause of a transaction aborted because a
+// kafka_source on the sink's cluster has no consumer_group: its offsets
+// cannot be committed in the transaction, and since nothing else commits
+// them, a restart would read (and write) every record again. Only a config
+// change clears it (connectd lint reports the pairing).
+var ErrSourceWithoutGroup = errors.New("the kafka_source feeding an exactly_once kafka_sink has no consumer_group: " +
+	"its offsets cannot be committed in the sink's transactions, and a restart would write every record again; " +
+	"set consumer_group on the kafka_source (or option 'properties.group.id' of its table)")
+
 // OffsetCommitError is a partition whose offset TxnOffsetCommit refused.
 type OffsetCommitError struct {
 	Group     string
@@ -197,6 +206,12 @@ func (s *Sink) commitOffsetsInTxn(ctx context.Context, cl *kgo.Client, p *txnPai
 	}
 	if len(all) == 0 {
 		return nil
+	}
+	for _, ts := range all {
+		if ts.src.GroupID() == "" {
+			// Refuse to pair rather than commit offsets to group "".
+			return fmt.Errorf("%w: %w", ErrOffsetsNotCommitted, ErrSourceWithoutGroup)
+		}
 	}
 	id := s.cfg.TransactionalID()
 	// Kafka 4 (transaction protocol v2) bumps the epoch at every commit:

@@ -412,3 +412,34 @@ func TestTxnOffsetsOtherClusterNotPaired(t *testing.T) {
 		t.Fatalf("logged the refused pairing %d times, want once: %s", n, logs.String())
 	}
 }
+
+// A kafka_source without a consumer group on the sink's cluster is refused:
+// its offsets are not committed to group "" (no AddOffsetsToTxn or
+// TxnOffsetCommit is sent), the transaction aborts with an error naming
+// consumer_group, and nothing of it is visible to read_committed readers.
+func TestTxnOffsetsSourceWithoutGroupRefused(t *testing.T) {
+	t.Parallel()
+	c, addr := newCluster(t, kfake.SeedTopics(1, "in", "out"))
+	adds, commits := countRequests(c, kmsg.AddOffsetsToTxn), countRequests(c, kmsg.TxnOffsetCommit)
+	src := newFakeSource(addr)
+	src.group = ""
+	s := newConnectedSink(t, eosYAML(addr, ""))
+	ctx := context.Background()
+
+	err := s.WriteBatch(ctx, fromSource(src, 0, 1))
+	if !errors.Is(err, ErrSourceWithoutGroup) || !strings.Contains(err.Error(), "set consumer_group on the kafka_source") {
+		t.Fatalf("WriteBatch error %v, want ErrSourceWithoutGroup naming consumer_group", err)
+	}
+	if adds.Load() != 0 || commits.Load() != 0 || len(src.commits()) != 0 {
+		t.Fatalf("AddOffsetsToTxn %d, TxnOffsetCommit %d, source told %v; want no pairing", adds.Load(), commits.Load(), src.commits())
+	}
+	if errors.Is(err, service.ErrNotConnected) {
+		connect(t, s)
+	}
+	if err := s.WriteBatch(ctx, service.MessageBatch{message("after", "topic", "out")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCommitted(t, addr, 1, "out"); !slices.Equal(got["out"], []string{"after"}) {
+		t.Fatalf("read_committed sees %v first, want [after]: the refused transaction was not aborted", got["out"])
+	}
+}

@@ -34,19 +34,20 @@ func configFromParsed(conf *service.ParsedConfig) (*config, error) {
 // unset) and compiles the expressions, collecting every problem. Errors
 // name the field; CEL errors carry line:column and a caret.
 func newConfig(tbl any, catalog, ddl, filter, mapping string) (*config, error) {
+	var errs []error
 	if strings.TrimSpace(filter) == "" && strings.TrimSpace(mapping) == "" {
-		return nil, fmt.Errorf("field %s: set %s, %s or both", FieldFilter, FieldFilter, FieldMap)
+		errs = append(errs, fmt.Errorf("field %s: set %s, %s or both", FieldFilter, FieldFilter, FieldMap))
 	}
 	t, err := table.Raw{Table: tbl, Catalog: catalog, DDL: ddl}.Resolve() // nil: no table
 	if err != nil {
-		return nil, err
+		// The expressions are checked against the table.
+		return nil, errors.Join(append(errs, err)...)
 	}
 	env, err := expr.NewEnv(t)
 	if err != nil {
-		return nil, fmt.Errorf("field %s: %w", table.FieldTable, err)
+		return nil, errors.Join(append(errs, fmt.Errorf("field %s: %w", table.FieldTable, err))...)
 	}
 	c := &config{env: env}
-	var errs []error
 	if strings.TrimSpace(filter) != "" {
 		if c.filter, err = c.env.CompileFilter(filter); err != nil {
 			errs = append(errs, fmt.Errorf("field %s: %w", FieldFilter, err))

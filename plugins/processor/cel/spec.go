@@ -4,9 +4,9 @@
 package cel
 
 import (
-	"github.com/redpanda-data/benthos/v4/public/bloblang"
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 )
 
@@ -18,20 +18,6 @@ const (
 	FieldMap    = "map"
 )
 
-// lintMethod is the Bloblang method that the lint rule calls on a cel
-// config: it compiles the expressions and returns their problems.
-const lintMethod = "connectd_cel_problems"
-
-var lintRule = `
-root = if this.filter.or("") == "" && this.map.or("") == "" {
-  [ "field filter: set filter, map or both" ]
-} else if this.table != null && this.table.type() != "object" && this.table.type() != "string" {
-  [ "field table: want an object (the YAML form) or a table name, got %s".format(this.table.type()) ]
-} else {
-  this.` + lintMethod + `()
-}
-`
-
 // Spec returns the config spec of the cel processor.
 func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
@@ -39,8 +25,8 @@ func Spec() *service.ConfigSpec {
 		Categories("Mapping").
 		Summary("Filters and reshapes rows with CEL expressions: Flink SQL's WHERE (`filter`) and SELECT (`map`) for YAML pipelines.").
 		Description(`
-Both expressions are compiled once, when the processor starts (and when `+"`connectd lint`"+` runs, for an inline table
-or DDL). With a table (`+"`table`"+` inline, `+"`catalog`"+` + `+"`table`"+`, or `+"`ddl`"+`, as for `+"`table_decode`"+`), every
+Both expressions are compiled once, when the processor starts, and by `+"`connectd lint`"+`, which reads a `+"`catalog`"+`
+file as a run does (its path is relative to the working directory). With a table (`+"`table`"+` inline, `+"`catalog`"+` + `+"`table`"+`, or `+"`ddl`"+`, as for `+"`table_decode`"+`), every
 column is a variable of its SQL type and the expressions are type-checked against the columns: an unknown column or a
 type mismatch is a config error naming the field and the line:column of the expression. Without a table, the row is
 only reachable as `+"`row`"+` (dynamic).
@@ -80,7 +66,7 @@ division by zero, are still errors). Without it, guard nullable columns: `+"`amo
 			service.NewStringField(FieldFilter).
 				Description("A boolean CEL expression; a message for which it is false or null is dropped. "+
 					"Default: none (keep every message). Flink: the `WHERE` clause of a `SELECT ... FROM table`.").
-				Example(`amount > 100.0 && currency == "EUR"`).
+				Example(`amount != null && amount > 100.0`).
 				Example(`meta.kafka_topic == "orders" && kafka_timestamp > timestamp("2026-01-01T00:00:00Z")`).
 				Optional(),
 			service.NewStringField(FieldMap).
@@ -91,7 +77,6 @@ division by zero, are still errors). Without it, guard nullable columns: `+"`amo
 				Optional(),
 		).
 		Fields(table.Fields()...).
-		LintRule(lintRule).
 		Example("WHERE and SELECT on decoded rows",
 			"Keep large refunds of a catalog table and project three columns, one computed; a row whose expression fails is flagged and goes to a dead-letter file.",
 			`
@@ -126,33 +111,12 @@ pipeline:
 }
 
 func init() {
-	// The lint method must exist before the spec's lint rule is parsed.
-	if err := bloblang.RegisterMethodV2(lintMethod, bloblang.NewPluginSpec().
-		Category("connectd").
-		Description("Returns the problems of a cel processor config (an object) as a list of strings: the table, and CEL "+
-			"compile and type errors of filter and map. Used by the lint rule of the cel processor; a catalog file is not read."),
-		func(*bloblang.ParsedParams) (bloblang.Method, error) {
-			return func(v any) (any, error) {
-				m, ok := v.(map[string]any)
-				if !ok {
-					return []any{}, nil
-				}
-				filter, _ := m[FieldFilter].(string)
-				mapping, _ := m[FieldMap].(string)
-				catalog, _ := m[table.FieldCatalog].(string)
-				ddl, _ := m[table.FieldDDL].(string)
-				if catalog != "" {
-					return []any{}, nil // the table is known only when the catalog is read
-				}
-				if _, err := newConfig(m[table.FieldTable], "", ddl, filter, mapping); err != nil {
-					return []any{err.Error()}, nil
-				}
-				return []any{}, nil
-			}, nil
-		}); err != nil {
-		panic(err)
-	}
-	if err := service.RegisterProcessor(component, Spec(), func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
+	spec := Spec()
+	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
+		_, err := configFromParsed(conf)
+		return err
+	})
+	if err := service.RegisterProcessor(component, spec, func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
 		c, err := configFromParsed(conf)
 		if err != nil {
 			return nil, err

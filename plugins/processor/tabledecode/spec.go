@@ -6,6 +6,7 @@ package tabledecode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
 )
@@ -64,7 +65,6 @@ line) is dropped and counted as skipped.
 - `+"`table_decode_failed`"+`, `+"`table_decode_skipped`"+`, `+"`table_decode_dead_letter`"+` (counters): bad records by policy.
 `).
 		Fields(table.ProcessorFields(component, "decode")...).
-		LintRule(table.LintRule).
 		Example("Orders from JSON with a dead-letter output",
 			"Decode JSON orders by a Flink DDL table; records that do not decode keep their bytes and go to a dead-letter file.",
 			`
@@ -105,7 +105,12 @@ pipeline:
 }
 
 func init() {
-	service.MustRegisterProcessor(component, Spec(),
+	spec := Spec()
+	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
+		_, err := table.ProcessorFromParsed(conf)
+		return err
+	})
+	service.MustRegisterProcessor(component, spec,
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
 			c, err := table.ProcessorFromParsed(conf)
 			if err != nil {

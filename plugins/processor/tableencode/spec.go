@@ -6,6 +6,7 @@ package tableencode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 )
 
@@ -37,7 +38,6 @@ route: these two keep the run going.
 - `+"`table_encode_failed`"+`, `+"`table_encode_skipped`"+`, `+"`table_encode_dead_letter`"+` (counters): bad records by policy.
 `).
 		Fields(table.ProcessorFields(component, "encode")...).
-		LintRule(table.LintRule).
 		Example("Rows to CSV",
 			"Write generated rows as CSV lines with a tab delimiter, by an inline YAML table.",
 			`
@@ -55,7 +55,12 @@ pipeline:
 }
 
 func init() {
-	service.MustRegisterProcessor(component, Spec(),
+	spec := Spec()
+	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
+		_, err := table.ProcessorFromParsed(conf)
+		return err
+	})
+	service.MustRegisterProcessor(component, spec,
 		func(conf *service.ParsedConfig, mgr *service.Resources) (service.Processor, error) {
 			c, err := table.ProcessorFromParsed(conf)
 			if err != nil {
