@@ -233,7 +233,7 @@ func report(ctx context.Context, e env, topic string) error {
 					return fmt.Errorf("round %d %s: %w", i+1, withBase(c.name, b), err)
 				}
 				cds[j][b.label] = append(cds[j][b.label], r)
-				fmt.Fprintf(os.Stderr, "round %d %s: %.0f records/s\n", i+1, withBase(c.name, b), r.rps())
+				fmt.Fprintf(os.Stderr, "round %d %s: %.0f records/s, %.2f CPU us/record\n", i+1, withBase(c.name, b), r.rps(), r.CPU/float64(r.Records)*1e6)
 			}
 		}
 	}
