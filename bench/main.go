@@ -12,6 +12,15 @@
 // P partitions. Each round runs both as separate processes; wall time runs
 // from process start until the last record is counted, CPU seconds and peak
 // RSS come from the kernel (getrusage / /proc).
+//
+// With -bin-base, the connectd contenders of the source and sink scenarios
+// also run with a second binary (say, one built from main), side by side:
+// each round runs the two one after the other, in alternating order, and
+// the report puts a "base" row under each connectd row with the ratio of
+// the two medians.
+//
+//	go build -o /tmp/connectd-main ./cmd/connectd   # in a checkout of main
+//	go run ./bench -bin bin/connectd -bin-base /tmp/connectd-main -scenarios source,sink
 package main
 
 import (
@@ -43,9 +52,12 @@ func (r result) mbps() float64 {
 
 // env is what every scenario gets: the flags of this run.
 type env struct {
-	self       string // this executable, to run helper modes as processes
-	brokers    string
-	bin        string
+	self    string // this executable, to run helper modes as processes
+	brokers string
+	bin     string
+	// binBase is a second connectd binary run side by side with bin, ""
+	// for none.
+	binBase    string
 	records    int64
 	size       int
 	partitions int
@@ -70,6 +82,7 @@ func main() {
 		which      = flag.String("scenarios", "source", "comma-separated scenarios to run, in order")
 		brokers    = flag.String("brokers", envOr("CONNECTD_KAFKA_BROKERS", "127.0.0.1:19092"), "bootstrap address")
 		bin        = flag.String("bin", "bin/connectd", "connectd binary")
+		binBase    = flag.String("bin-base", "", "a second connectd binary to compare with -bin, side by side (for example one built from main); none if empty")
 		records    = flag.Int64("records", 5_000_000, "records in the topic")
 		size       = flag.Int("size", 200, "record value size in bytes")
 		partitions = flag.Int("partitions", 8, "partitions")
@@ -90,7 +103,7 @@ func main() {
 		if err != nil {
 			fatal(err)
 		}
-		e := env{self: self, brokers: *brokers, bin: *bin, records: *records, size: *size, partitions: *partitions, rounds: *rounds}
+		e := env{self: self, brokers: *brokers, bin: *bin, binBase: *binBase, records: *records, size: *size, partitions: *partitions, rounds: *rounds}
 		for _, name := range strings.Split(*which, ",") {
 			s, ok := scenarios[strings.TrimSpace(name)]
 			if !ok {
@@ -117,7 +130,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		return report(ctx, e.brokers, e.bin, t, e.records, e.size, e.partitions, e.rounds)
+		return report(ctx, e, t)
 	})
 }
 
@@ -165,50 +178,88 @@ func onlyContenders(all []sourceContender) []sourceContender {
 	return out
 }
 
-func report(ctx context.Context, brokers, bin, topic string, records int64, size, partitions, rounds int) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
+// binary is a connectd binary a scenario runs.
+type binary struct {
+	label string // "" for -bin, "base" for -bin-base
+	path  string
+}
+
+// binaries are the connectd binaries of e, in the order round i runs them:
+// with -bin-base the two take turns going first.
+func (e env) binaries(round int) []binary {
+	bins := []binary{{path: e.bin}}
+	if e.binBase != "" {
+		bins = append(bins, binary{label: "base", path: e.binBase})
+		if round%2 == 1 {
+			bins[0], bins[1] = bins[1], bins[0]
+		}
 	}
+	return bins
+}
+
+// withBase names a contender run with a binary.
+func withBase(name string, b binary) string {
+	if b.label == "" {
+		return name
+	}
+	return fmt.Sprintf("%s [%s: %s]", name, b.label, b.path)
+}
+
+func report(ctx context.Context, e env, topic string) error {
 	var raw, floor []result
 	sourceContenders := onlyContenders(sourceContenders)
-	cds := make([][]result, len(sourceContenders))
-	for i := range rounds {
-		r, err := runRaw(self, brokers, topic, records)
+	// cds[j][label] are contender j's results with each binary.
+	cds := make([]map[string][]result, len(sourceContenders))
+	for j := range cds {
+		cds[j] = map[string][]result{}
+	}
+	for i := range e.rounds {
+		r, err := runRaw(e.self, e.brokers, topic, e.records)
 		if err != nil {
 			return fmt.Errorf("round %d raw: %w", i+1, err)
 		}
 		raw = append(raw, r)
 		fmt.Fprintf(os.Stderr, "round %d raw franz-go: %.0f records/s\n", i+1, r.rps())
-		f, err := runFloor(self, records, size)
+		f, err := runFloor(e.self, e.records, e.size)
 		if err != nil {
 			return fmt.Errorf("round %d Benthos floor: %w", i+1, err)
 		}
 		floor = append(floor, f)
 		fmt.Fprintf(os.Stderr, "round %d Benthos floor: %.0f records/s\n", i+1, f.rps())
 		for j, c := range sourceContenders {
-			r, err := runConnectdSource(ctx, bin, brokers, topic, records, c.extra, c.env)
-			if err != nil {
-				return fmt.Errorf("round %d %s: %w", i+1, c.name, err)
+			for _, b := range e.binaries(i) {
+				r, err := runConnectdSource(ctx, b.path, e.brokers, topic, e.records, c.extra, c.env)
+				if err != nil {
+					return fmt.Errorf("round %d %s: %w", i+1, withBase(c.name, b), err)
+				}
+				cds[j][b.label] = append(cds[j][b.label], r)
+				fmt.Fprintf(os.Stderr, "round %d %s: %.0f records/s, %.2f CPU us/record\n", i+1, withBase(c.name, b), r.rps(), r.CPU/float64(r.Records)*1e6)
 			}
-			cds[j] = append(cds[j], r)
-			fmt.Fprintf(os.Stderr, "round %d %s: %.0f records/s\n", i+1, c.name, r.rps())
 		}
 	}
 	mr := median(raw)
 	fmt.Printf("### kafka_source -> drop vs raw franz-go consumer\n\n")
 	fmt.Printf("%s; %d records of %d bytes over %d partitions, read_committed from the start; %d rounds each, alternating; medians.\n\n",
-		time.Now().UTC().Format("2006-01-02"), records, size, partitions, rounds)
-	fmt.Printf("| contender | records/s | ratio to raw | MB/s | CPU s | CPU us/record | peak RSS MiB | per-round records/s |\n|---|---|---|---|---|---|---|---|\n")
-	row := func(name string, rs []result) {
+		time.Now().UTC().Format("2006-01-02"), e.records, e.size, e.partitions, e.rounds)
+	if e.binBase != "" {
+		fmt.Printf("Each connectd row is followed by the same contender with the base binary %s; \"vs base\" is the ratio of the two medians.\n\n", e.binBase)
+	}
+	fmt.Printf("| contender | records/s | ratio to raw | vs base | MB/s | CPU s | CPU us/record | peak RSS MiB | per-round records/s |\n|---|---|---|---|---|---|---|---|---|\n")
+	row := func(name string, rs []result, vsBase string) {
 		r := median(rs)
-		fmt.Printf("| %s | %.0f | %.2f | %.1f | %.1f | %.2f | %.0f | %s |\n", name, r.rps(), r.rps()/mr.rps(), r.mbps(), r.CPU,
+		fmt.Printf("| %s | %.0f | %.2f | %s | %.1f | %.1f | %.2f | %.0f | %s |\n", name, r.rps(), r.rps()/mr.rps(), vsBase, r.mbps(), r.CPU,
 			r.CPU/float64(r.Records)*1e6, float64(r.PeakRSS)/1024, rates(rs))
 	}
-	row("raw franz-go (kgo PollRecords)", raw)
-	row("Benthos floor: generator -> drop, no Kafka, same payload, 8 metadata keys", floor)
+	row("raw franz-go (kgo PollRecords)", raw, "")
+	row("Benthos floor: generator -> drop, no Kafka, same payload, 8 metadata keys", floor, "")
 	for j, c := range sourceContenders {
-		row(c.name, cds[j])
+		for _, b := range e.binaries(0) {
+			vs := ""
+			if base, ok := cds[j]["base"]; ok && b.label == "" {
+				vs = fmt.Sprintf("%.2f", median(cds[j][""]).rps()/median(base).rps())
+			}
+			row(withBase(c.name, b), cds[j][b.label], vs)
+		}
 	}
 	fmt.Println()
 	return nil

@@ -61,22 +61,34 @@ func sinkScenario(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	contenders := []struct {
+	type contender struct {
 		name string
 		run  func(shape txnShape, out string) (copyResult, error)
-	}{
-		{"raw franz-go GroupTransactSession (exactly-once)", func(s txnShape, out string) (copyResult, error) {
-			return runRawCopy(e, in, out, s, true)
-		}},
-		{"connectd kafka_source -> kafka_sink exactly_once", func(s txnShape, out string) (copyResult, error) {
-			return runConnectdCopy(ctx, e, in, out, s, "exactly_once")
-		}},
-		{"raw franz-go copy, non-transactional (at-least-once)", func(s txnShape, out string) (copyResult, error) {
-			return runRawCopy(e, in, out, s, false)
-		}},
-		{"connectd kafka_source -> kafka_sink at_least_once", func(s txnShape, out string) (copyResult, error) {
-			return runConnectdCopy(ctx, e, in, out, s, "at_least_once")
-		}},
+		// raw is the index of the raw copy of the same guarantee, the
+		// row a connectd row's ratio is to (-1 for a raw row); base is
+		// that of the same contender with -bin-base (-1 for none).
+		raw, base int
+	}
+	var contenders []contender
+	for _, g := range []struct{ raw, guarantee string }{
+		{"raw franz-go GroupTransactSession (exactly-once)", "exactly_once"},
+		{"raw franz-go copy, non-transactional (at-least-once)", "at_least_once"},
+	} {
+		raw := len(contenders)
+		contenders = append(contenders, contender{name: g.raw, raw: -1, base: -1, run: func(s txnShape, out string) (copyResult, error) {
+			return runRawCopy(e, in, out, s, g.guarantee == "exactly_once")
+		}})
+		bins := e.binaries(0)
+		for _, b := range bins {
+			c := contender{name: withBase("connectd kafka_source -> kafka_sink "+g.guarantee, b), raw: raw, base: -1,
+				run: func(s txnShape, out string) (copyResult, error) {
+					return runConnectdCopy(ctx, e, b.path, in, out, s, g.guarantee)
+				}}
+			if b.label == "" && len(bins) > 1 {
+				c.base = len(contenders) + 1
+			}
+			contenders = append(contenders, c)
+		}
 	}
 	fmt.Printf("### Kafka -> Kafka copy: exactly-once and at-least-once vs raw franz-go\n\n")
 	fmt.Printf("%s; %d records of %d bytes over %d partitions copied to a new topic, read_committed; "+
@@ -86,7 +98,21 @@ func sinkScenario(ctx context.Context, e env) error {
 	for _, shape := range txnShapes {
 		results := make([][]copyResult, len(contenders))
 		for round := range e.rounds {
-			for i, c := range contenders {
+			order := make([]int, len(contenders))
+			for i := range order {
+				order[i] = i
+			}
+			if round%2 == 1 {
+				// With -bin-base, the base binary goes first in odd
+				// rounds.
+				for i, c := range contenders {
+					if c.base > i {
+						order[i], order[c.base] = c.base, i
+					}
+				}
+			}
+			for _, i := range order {
+				c := contenders[i]
 				out := fmt.Sprintf("bench-copy-%d-%d", time.Now().UnixNano(), i)
 				r, err := c.run(shape, out)
 				deleteTopic(ctx, e.brokers, out)
@@ -97,20 +123,23 @@ func sinkScenario(ctx context.Context, e env) error {
 				fmt.Fprintf(os.Stderr, "%s round %d %s: %.0f records/s\n", shape.name, round+1, c.name, r.rps())
 			}
 		}
-		fmt.Printf("#### %s\n\n| contender | records/s | ratio | MB/s | CPU s | peak RSS MiB | commit p50 ms | commit p99 ms | per-round records/s |\n|---|---|---|---|---|---|---|---|---|\n", shape.name)
+		fmt.Printf("#### %s\n\n| contender | records/s | ratio to raw | vs base | MB/s | CPU s | peak RSS MiB | commit p50 ms | commit p99 ms | per-round records/s |\n|---|---|---|---|---|---|---|---|---|---|\n", shape.name)
 		for i, c := range contenders {
 			m := medianCopy(results[i])
 			// Ratios: each connectd contender against the raw copy of
-			// the same guarantee, the row above it.
-			ratio := "1.00"
-			if i%2 == 1 {
-				ratio = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[i-1]).rps())
+			// the same guarantee, and against the base binary.
+			ratio, vsBase := "1.00", ""
+			if c.raw >= 0 {
+				ratio = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[c.raw]).rps())
+			}
+			if c.base >= 0 {
+				vsBase = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[c.base]).rps())
 			}
 			var rs []result
 			for _, r := range results[i] {
 				rs = append(rs, r.result)
 			}
-			fmt.Printf("| %s | %.0f | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), ratio, m.mbps(), m.CPU,
+			fmt.Printf("| %s | %.0f | %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), ratio, vsBase, m.mbps(), m.CPU,
 				float64(m.PeakRSS)/1024, m.CommitP50, m.CommitP99, rates(rs))
 		}
 		fmt.Println()
@@ -299,7 +328,7 @@ var (
 
 // runConnectdCopy runs kafka_source -> kafka_sink until output_sent counts
 // every record.
-func runConnectdCopy(ctx context.Context, e env, in, out string, shape txnShape, guarantee string) (copyResult, error) {
+func runConnectdCopy(ctx context.Context, e env, bin, in, out string, shape txnShape, guarantee string) (copyResult, error) {
 	if err := createTopic(ctx, e.brokers, out, e.partitions); err != nil {
 		return copyResult{}, err
 	}
@@ -328,7 +357,7 @@ output:
       count: %[6]d
       period: %[8]s
 `, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
-	res, body, err := runConnectd(ctx, e.bin, yaml, nil, outputSentRe, *copyRecords)
+	res, body, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, *copyRecords)
 	if err != nil {
 		return copyResult{}, fmt.Errorf("copying %d records: %w", *copyRecords, err)
 	}

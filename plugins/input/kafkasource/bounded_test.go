@@ -371,11 +371,10 @@ func TestSourceReaders(t *testing.T) {
 	produce(t, addr, recs...)
 	s := newTestSource(t, fmt.Sprintf("seed_brokers: [ %q ]\ntopics: [ orders, 日本語 ]\nconsumer_group: g\nstart_from: earliest\nstop_at: latest\nreaders: %d\nbatch_size: 7\ncheckpoint_limit: 20\n", addr, readers))
 
-	s.mu.Lock()
-	sess := s.mu.sess
-	s.mu.Unlock()
+	var readerOf map[topicPartition]int
+	onOwner(s, func(o *owner) { readerOf = maps.Clone(o.readerOf) })
 	perReader := make([]int, readers)
-	for tp, r := range sess.owner {
+	for tp, r := range readerOf {
 		if want := ownerSlot(tp.topic, tp.partition, readers); r != want {
 			t.Errorf("%s is on reader %d, want %d", tp, r, want)
 		}

@@ -1,182 +1,208 @@
 package kafkasource
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // This file is partition discovery (Flink's periodic partition discovery in
-// the split enumerator): every discovery_interval the session lists the
+// the split enumerator): every discovery_interval the enumerator lists the
 // subscribed partitions again, assigns new ones, read from the earliest
 // offset, and releases the partitions of topics that were deleted or no
 // longer match. It also holds the quiet-partition check of bounded reads.
+// Both list on a goroutine of their own and hand the result to the owner.
 
-// discoveryLoop runs discover every DiscoveryInterval until ctx ends. It is
-// the only goroutine that adds or removes splits while the session runs.
-func (sess *session) discoveryLoop(ctx context.Context) {
-	t := time.NewTicker(sess.conf.DiscoveryInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := sess.discover(ctx); err != nil && ctx.Err() == nil {
-				sess.log.Warnf("kafka_source: partition discovery: %v", err)
-			}
-		}
-	}
+// discoveryState is the owner's discovery bookkeeping.
+type discoveryState struct {
+	// running: a round's listing is under way.
+	running bool
 }
 
-// discover assigns new partitions and releases removed ones.
-func (sess *session) discover(ctx context.Context) error {
-	tps, topics, err := listSubscribed(ctx, sess.adm, sess.conf, false)
-	if err != nil {
-		return err
+// discover starts a round of partition discovery, unless one runs.
+func (a *enumeratorAssignment) discover(o *owner) {
+	if o.discovery.running || o.stopping {
+		return
 	}
-	now := make(map[topicPartition]bool, len(tps))
-	for _, tp := range tps {
-		now[tp] = true
+	o.discovery.running = true
+	tracked := map[topicPartition]bool{}
+	for _, tp := range o.tracker.partitions() {
+		tracked[tp] = true
 	}
-	sess.mu.Lock()
-	var added []topicPartition
-	for _, tp := range tps {
-		if !sess.mu.tracker.has(tp) {
-			added = append(added, tp)
+	ctx, adm, conf := o.sess.ctx, o.adm, a.conf
+	o.sess.goJob(func() {
+		var res discovered
+		res.err = func() error {
+			tps, topics, err := listSubscribed(ctx, adm, conf, false)
+			if err != nil {
+				return err
+			}
+			now := make(map[topicPartition]bool, len(tps))
+			for _, tp := range tps {
+				now[tp] = true
+				if !tracked[tp] {
+					res.added = append(res.added, tp)
+				}
+			}
+			for tp := range tracked {
+				if !now[tp] {
+					res.removed = append(res.removed, tp)
+				}
+			}
+			sortPartitions(res.removed)
+			if len(res.added) == 0 {
+				return nil
+			}
+			// New partitions start at the earliest offset: whatever was
+			// written before they were seen is read.
+			var addedTopics []string
+			for _, t := range topics {
+				if slices.ContainsFunc(res.added, func(tp topicPartition) bool { return tp.topic == t }) {
+					addedTopics = append(addedTopics, t)
+				}
+			}
+			if res.starts, err = adm.ListStartOffsets(ctx, addedTopics...); err != nil {
+				return fmt.Errorf("listing start offsets of %v: %w", addedTopics, err)
+			}
+			return nil
+		}()
+		o.sess.send(res)
+	})
+}
+
+// discovered is a discovery round's listing: the partitions found that the
+// owner did not track, with their start offsets, and those it tracked that
+// are gone.
+type discovered struct {
+	added, removed []topicPartition
+	starts         kadm.ListedOffsets
+	err            error
+}
+
+func (r discovered) handle(o *owner) {
+	o.discovery.running = false
+	if o.stopping {
+		return
+	}
+	if r.err != nil {
+		if o.sess.ctx.Err() == nil {
+			o.log.Warnf("kafka_source: partition discovery: %v", r.err)
 		}
+		return
 	}
 	var removed []topicPartition
-	for _, tp := range sess.mu.tracker.partitions() {
-		if !now[tp] {
+	for _, tp := range r.removed {
+		if o.tracker.has(tp) {
 			removed = append(removed, tp)
 		}
 	}
-	sess.mu.Unlock()
-
 	if len(removed) > 0 {
-		sess.release(removed)
-	}
-	if len(added) == 0 {
-		return nil
-	}
-	// New partitions start at the earliest offset: whatever was written
-	// before they were seen is read.
-	var addedTopics []string
-	for _, t := range topics {
-		for _, tp := range added {
-			if tp.topic == t {
-				addedTopics = append(addedTopics, t)
-				break
-			}
-		}
-	}
-	starts, err := sess.adm.ListStartOffsets(ctx, addedTopics...)
-	if err != nil {
-		return fmt.Errorf("listing start offsets of %v: %w", addedTopics, err)
-	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.mu.stopped {
-		return nil
+		o.releaseGone(removed)
 	}
 	consume := make(map[int]map[string]map[int32]kgo.Offset)
-	for _, tp := range added {
-		o, ok := starts.Lookup(tp.topic, tp.partition)
-		if !ok || o.Err != nil || o.Offset < 0 {
+	for _, tp := range r.added {
+		start, ok := r.starts.Lookup(tp.topic, tp.partition)
+		if !ok || start.Err != nil || start.Offset < 0 || o.tracker.has(tp) {
 			// Not ready yet (a new partition without a leader): the next
 			// round picks it up.
 			continue
 		}
-		r := sess.conf.readerOf(tp)
-		sess.owner[tp] = r
-		sess.mu.tracker.addPartition(tp, o.Offset, -1, noStop)
-		sess.wmAddLocked(tp)
-		if consume[r] == nil {
-			consume[r] = map[string]map[int32]kgo.Offset{}
+		rd := o.conf.readerOf(tp)
+		o.readerOf[tp] = rd
+		o.tracker.addPartition(tp, start.Offset, -1, noStop)
+		o.wmAdd(tp)
+		if consume[rd] == nil {
+			consume[rd] = map[string]map[int32]kgo.Offset{}
 		}
-		if consume[r][tp.topic] == nil {
-			consume[r][tp.topic] = map[int32]kgo.Offset{}
+		if consume[rd][tp.topic] == nil {
+			consume[rd][tp.topic] = map[int32]kgo.Offset{}
 		}
-		consume[r][tp.topic][tp.partition] = kgo.NewOffset().At(o.Offset)
-		sess.log.Infof("kafka_source: discovered topic %s partition %d; reader %d reads it from offset %d (earliest)", tp.topic, tp.partition, r, o.Offset)
+		consume[rd][tp.topic][tp.partition] = kgo.NewOffset().At(start.Offset)
+		o.log.Infof("kafka_source: discovered topic %s partition %d; reader %d reads it from offset %d (earliest)", tp.topic, tp.partition, rd, start.Offset)
 	}
-	for r, c := range consume {
-		sess.clients[r].AddConsumePartitions(c)
+	for rd, c := range consume {
+		o.clients[rd].AddConsumePartitions(c)
 	}
-	sess.setReaderSplitsLocked()
-	return nil
+	if len(removed) > 0 || len(consume) > 0 {
+		o.setReaderSplits()
+	}
 }
 
-// release stops reading partitions whose topic was deleted or no longer
+// releaseGone stops reading partitions whose topic was deleted or no longer
 // matches. Their records still in flight are delivered, but their offsets
 // are no longer committed.
-func (sess *session) release(tps []topicPartition) {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.mu.stopped {
-		return
-	}
-	sess.eachClientLocked(tps, (*kgo.Client).RemoveConsumePartitions)
+func (o *owner) releaseGone(tps []topicPartition) {
+	o.eachClient(tps, (*kgo.Client).RemoveConsumePartitions)
 	byTopic := map[string][]int32{}
 	for _, tp := range tps {
-		sess.mu.tracker.removePartition(tp)
-		sess.wmRemoveLocked(tp)
-		delete(sess.owner, tp)
+		o.tracker.removePartition(tp)
+		o.wmRemove(tp)
+		delete(o.readerOf, tp)
 		byTopic[tp.topic] = append(byTopic[tp.topic], tp.partition)
 	}
-	sess.setReaderSplitsLocked()
 	for t, ps := range byTopic {
-		sess.log.Infof("kafka_source: released topic %s partitions %v: the topic was deleted or is no longer subscribed", t, ps)
+		o.log.Infof("kafka_source: released topic %s partitions %v: the topic was deleted or is no longer subscribed", t, ps)
 	}
 }
 
-// quietLoop is for bounded reads: a partition below its stop offset whose
-// position did not move for two fetch waits is checked against its log
-// start offset. If retention deleted everything from its position up to the
-// end of the log, no record will ever arrive to show it, so the position is
-// moved to the log start here (as the client's own out-of-range reset does),
-// and the partition can finish.
-func (sess *session) quietLoop(ctx context.Context) {
-	t := time.NewTicker(2 * sess.conf.FetchMaxWait)
-	defer t.Stop()
-	last := map[topicPartition]int64{}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		sess.mu.Lock()
-		quiet := map[topicPartition]int64{}
-		var topics []string
-		for tp, next := range sess.mu.tracker.unfinished() {
-			if prev, ok := last[tp]; ok && prev == next {
-				quiet[tp] = next
-				if !slices.Contains(topics, tp.topic) {
-					topics = append(topics, tp.topic)
-				}
-			}
-			last[tp] = next
-		}
-		sess.mu.Unlock()
-		if len(quiet) == 0 {
-			continue
-		}
-		starts, err := sess.adm.ListStartOffsets(ctx, topics...)
-		if err != nil {
-			continue
-		}
-		sess.mu.Lock()
-		for tp, next := range quiet {
-			o, ok := starts.Lookup(tp.topic, tp.partition)
-			if cur, tracked := sess.mu.tracker.next(tp); ok && o.Err == nil && tracked && cur == next && o.Offset > next {
-				sess.offsetResetLocked(tp, next, o.Offset)
+// quietState is the owner's quiet-partition check of bounded reads.
+type quietState struct {
+	// last is each unfinished partition's position at the last check.
+	last map[topicPartition]int64
+	// running: a check's listing is under way.
+	running bool
+}
+
+// checkQuiet runs every two fetch waits of a bounded read: a partition
+// below its stop offset whose position did not move since the last check is
+// checked against its log start offset. If retention deleted everything
+// from its position up to the end of the log, no record will ever arrive to
+// show it, so the position is moved to the log start (as the client's own
+// out-of-range reset does), and the partition can finish.
+func (o *owner) checkQuiet() {
+	if o.quiet.last == nil {
+		o.quiet.last = map[topicPartition]int64{}
+	}
+	quiet := map[topicPartition]int64{}
+	var topics []string
+	for tp, next := range o.tracker.unfinished() {
+		if prev, ok := o.quiet.last[tp]; ok && prev == next {
+			quiet[tp] = next
+			if !slices.Contains(topics, tp.topic) {
+				topics = append(topics, tp.topic)
 			}
 		}
-		sess.mu.Unlock()
+		o.quiet.last[tp] = next
+	}
+	if len(quiet) == 0 || o.quiet.running || o.stopping {
+		return
+	}
+	o.quiet.running = true
+	ctx, adm := o.sess.ctx, o.adm
+	o.sess.goJob(func() {
+		starts, err := adm.ListStartOffsets(ctx, topics...)
+		o.sess.send(quietChecked{quiet: quiet, starts: starts, err: err})
+	})
+}
+
+// quietChecked is the log start offsets of a quiet check's partitions.
+type quietChecked struct {
+	quiet  map[topicPartition]int64
+	starts kadm.ListedOffsets
+	err    error
+}
+
+func (r quietChecked) handle(o *owner) {
+	o.quiet.running = false
+	if r.err != nil || o.stopping {
+		return
+	}
+	for tp, next := range r.quiet {
+		s, ok := r.starts.Lookup(tp.topic, tp.partition)
+		if cur, tracked := o.tracker.next(tp); ok && s.Err == nil && tracked && cur == next && s.Offset > next {
+			o.offsetReset(tp, next, s.Offset)
+		}
 	}
 }

@@ -13,12 +13,9 @@ import (
 
 // trackedPartitions returns the partitions the source's session reads.
 func trackedPartitions(s *source) []topicPartition {
-	s.mu.Lock()
-	sess := s.mu.sess
-	s.mu.Unlock()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.mu.tracker.partitions()
+	var tps []topicPartition
+	onOwner(s, func(o *owner) { tps = o.tracker.partitions() })
+	return tps
 }
 
 // waitTracked polls until the source reads exactly want.

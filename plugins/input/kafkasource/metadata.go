@@ -34,6 +34,10 @@ const (
 	metaBitLeaderEpoch
 	metaBitLag
 	metaBitHeaders
+	// metaBitEventTime sets kafka_event_time_ms from the record timestamp:
+	// not a metadata_keys value, set when a watermark reads the record
+	// timestamp (see session.meta).
+	metaBitEventTime
 )
 
 // metaHeaders names the record headers in metadata_keys.
@@ -158,6 +162,12 @@ func recordMessage(r *kgo.Record, lag int64, set metaSet, boxes *partitionBoxes)
 	}
 	if set&metaBitLag != 0 {
 		msg.MetaSetMut(metaLag, lag)
+	}
+	if set&metaBitEventTime != 0 {
+		// Set here, on the reader goroutine: the metadata map grows past
+		// its small form with it, and that cost is better paid in
+		// parallel than at delivery.
+		msg.MetaSetMut(metaEventTimeMs, r.Timestamp.UnixMilli())
 	}
 	return msg
 }

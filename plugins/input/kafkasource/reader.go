@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/txnoffsets"
-	"github.com/connectd/connectd/internal/watermark"
 )
 
 // FetchError is a failed fetch of one partition.
@@ -26,9 +26,11 @@ func (e *FetchError) Error() string {
 
 func (e *FetchError) Unwrap() error { return e.Err }
 
-// fetchedBatch is the records of one poll, in fetch order, with their
-// positions for the offset tracker. A batch is handed out again unchanged
-// when it is nacked.
+// fetchedBatch is the records of one poll that the owner keeps to deliver,
+// in fetch order, with their positions for the offset tracker. A batch is
+// handed out again unchanged when it is nacked. What the owner knows of a
+// batch (delivered, its watermark stamps) is the owner's (batchState), not
+// the batch's.
 type fetchedBatch struct {
 	records   []*kgo.Record
 	positions []position
@@ -37,9 +39,9 @@ type fetchedBatch struct {
 	lags []int64
 	// messages are built by the reader goroutine (prepare), so that with
 	// several readers the per-record work runs in parallel rather than in
-	// ReadBatch. They are handed out once; a redelivered batch is built
-	// afresh from records, since processors may have changed the first
-	// messages.
+	// ReadBatch or on the owner. They are handed out once; a redelivered
+	// batch is built afresh from records, since processors may have
+	// changed the first messages.
 	messages service.MessageBatch
 	// meta selects the metadata of the messages.
 	meta metaSet
@@ -47,21 +49,6 @@ type fetchedBatch struct {
 	// that an exactly-once kafka_sink commits the offsets in its
 	// transaction); nil attaches none.
 	origin txnoffsets.Source
-	// wm is the session's watermark state, nil without a watermark. With
-	// it, wmParts[i] is the watermark partition of records[i] (nil if
-	// untracked), and stamps are computed by the first delivery and reused
-	// by redeliveries (see session.stampDelivery).
-	wm      *sessionWatermarks
-	wmParts []*watermark.Partition
-	stamps  []wmStamp
-	// release removes the watermark partitions that this batch finished
-	// (stop offset reached), once their last records are observed.
-	release func()
-	// delivered is set by the first delivery; final marks the batch that
-	// ends a bounded read (its messages carry the end-of-input watermark).
-	// Both are guarded by the session mutex.
-	delivered bool
-	final     bool
 }
 
 // prepare builds the batch's messages.
@@ -77,15 +64,8 @@ func (b *fetchedBatch) buildMessages() service.MessageBatch {
 		// One allocation for the origins of the whole batch.
 		ctxs = make([]txnoffsets.OriginContext, len(b.records))
 	}
-	// With event time from the record timestamp, it is set here, on the
-	// reader goroutine: the metadata map grows past its small form with
-	// it, and that cost is better paid in parallel than at delivery.
-	eventTime := b.wm != nil && b.wm.fromRecord()
 	for i, r := range b.records {
 		msg := recordMessage(r, b.lags[i], b.meta, &boxes)
-		if eventTime {
-			msg.MetaSetMut(metaEventTimeMs, r.Timestamp.UnixMilli())
-		}
 		if ctxs != nil {
 			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: b.origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
 			msg = msg.WithContext(&ctxs[i])
@@ -123,22 +103,20 @@ type fetchResult struct {
 }
 
 // reader owns the fetch loop of one client: it is the only goroutine that
-// polls it. Each poll's records are registered with the tracker (track, which
-// drops transaction markers and records past the stop offset, and may pause
-// or finish partitions) before they are handed out, so records waiting in
-// out already count against checkpoint_limit and hold the commit position.
-// A partition belongs to one reader, and a reader sends its batches in
-// order, so each partition's records reach out in offset order.
+// polls it. Each poll's records go to the owner (fetched), which registers
+// them with the offset tracker (dropping transaction markers and records
+// past the stop offset, and pausing or finishing partitions) before the
+// reader builds their messages and hands them out, so records waiting in
+// ready already count against checkpoint_limit and hold the commit
+// position. A partition belongs to one reader, and a reader sends its
+// batches in order, so each partition's records reach ready in offset order.
 type reader struct {
+	id        int
 	client    *kgo.Client
 	batchSize int
-	log       *service.Logger
-	track     func(kgo.Fetches) *fetchedBatch
-	// dataLoss is told of each offset reset (out of range, truncation).
-	dataLoss func(*kgo.ErrDataLoss)
-	// fetchFailed is told of each other failed fetch of a partition.
-	fetchFailed func(topic string, partition int32)
-	out         chan<- fetchResult
+	sess      *session
+	// reply receives the owner's answers to this reader's fetchReq.
+	reply chan *fetchedBatch
 }
 
 // run polls until ctx is cancelled or the client fails for good.
@@ -152,7 +130,11 @@ func (r *reader) run(ctx context.Context) {
 			r.send(ctx, fetchResult{err: kgo.ErrClientClosed, fatal: true})
 			return
 		}
-		if b := r.track(fetches); b != nil {
+		b, ok := r.fetched(fetches)
+		if !ok {
+			return
+		}
+		if b != nil {
 			b.prepare()
 			if !r.send(ctx, fetchResult{batch: b}) {
 				return
@@ -167,9 +149,8 @@ func (r *reader) run(ctx context.Context) {
 			fe := &FetchError{Topic: topic, Partition: partition, Err: err}
 			switch {
 			case errors.As(err, &dataLoss):
-				// The client has already moved on (to the reset offset);
-				// nothing to retry, but an operator must hear of it.
-				r.dataLoss(dataLoss)
+				// The client has already moved on (to the reset
+				// offset), and the owner reported it; nothing to retry.
 			case errors.Is(err, kgo.ErrClientClosed) || kafkaconn.IsAuthError(err):
 				r.fetchFailed(topic, partition)
 				results = append(results, fetchResult{err: fe, fatal: true})
@@ -189,9 +170,14 @@ func (r *reader) run(ctx context.Context) {
 	}
 }
 
+// fetchFailed counts a failed fetch of a partition.
+func (r *reader) fetchFailed(topic string, partition int32) {
+	r.sess.metrics.fetchErrors.Incr(1, topic, strconv.Itoa(int(partition)))
+}
+
 func (r *reader) send(ctx context.Context, res fetchResult) bool {
 	select {
-	case r.out <- res:
+	case r.sess.ready <- res:
 		return true
 	case <-ctx.Done():
 		return false

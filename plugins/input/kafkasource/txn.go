@@ -1,7 +1,9 @@
 package kafkasource
 
 import (
-	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -12,105 +14,157 @@ import (
 // every message carries its origin, a session is the txnoffsets.Source an
 // exactly-once kafka_sink on the same cluster commits offsets for, inside its
 // transaction, and the session then leaves those partitions alone in its
-// own commits while their records are in flight.
+// own commits while their records are in flight. Prepare and Committed are
+// requests to the session's owner, which holds the offsets.
 
 var _ txnoffsets.Source = (*session)(nil)
 
+// origin is the txnoffsets.Source the session's messages name: the session,
+// or nil without a consumer group (nothing to commit, so no pairing).
+func (sess *session) origin() txnoffsets.Source {
+	if sess.conf.ConsumerGroup == "" {
+		return nil
+	}
+	return sess
+}
+
+// GroupID is the consumer group the offsets are committed to, "" for none.
+// It is configuration, answered without the owner: the event_window buffer
+// asks it of sessions that ended.
+func (sess *session) GroupID() string { return sess.conf.ConsumerGroup }
+
+// Cluster identifies the cluster the session reads, as learnt at connect
+// (before the session was published; it does not change).
+func (sess *session) Cluster() txnoffsets.ClusterIdentity {
+	return txnoffsets.ClusterIdentity{ID: sess.clusterID, SeedBrokers: sess.conf.Conn.SeedBrokers}
+}
+
 // notOwned is Prepare's error for partitions whose records must not commit
-// here.
-func (sess *session) notOwned(tps []topicPartition, reason string) *txnoffsets.NotOwnedError {
+// to group here.
+func notOwned(group string, tps []topicPartition, reason string) *txnoffsets.NotOwnedError {
 	sortPartitions(tps)
-	e := &txnoffsets.NotOwnedError{Group: sess.conf.ConsumerGroup, Reason: reason}
+	e := &txnoffsets.NotOwnedError{Group: group, Reason: reason}
 	for _, tp := range tps {
 		e.Partitions = append(e.Partitions, txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition})
 	}
 	return e
 }
 
-// GroupID is the consumer group the offsets are committed to.
-func (sess *session) GroupID() string { return sess.conf.ConsumerGroup }
+// errSessionEnded is the reason of Prepare's error once the session ended.
+const errSessionEnded = "the session that read them ended: the input reconnected or closed"
 
-// Cluster identifies the cluster the session reads.
-func (sess *session) Cluster() txnoffsets.ClusterIdentity {
-	return txnoffsets.ClusterIdentity{ID: sess.clusterID, SeedBrokers: sess.conf.Conn.SeedBrokers}
+// haltedErr is Prepare's error once the run is stopping on an error: the
+// sink's transaction must abort, so that nothing at or after the failing
+// record is marked done.
+func (o *owner) haltedErr() error {
+	if err := o.halt.Err(); err != nil {
+		return fmt.Errorf("kafka_source: consumer group %q commits no offsets: the run is stopping: %w", o.conf.ConsumerGroup, err)
+	}
+	return nil
 }
 
 // Prepare returns the offsets an exactly-once sink commits in its
 // transaction for origins, grouped by the member that owns each partition
-// (in group mode; a single NoMember commit otherwise). It holds commitMu, so
-// that a commit of the source's own that started before is on the broker
-// before the sink's transaction commits, and none that starts after touches
-// these partitions while their records are in flight (selfCommits).
+// (in group mode; a single NoMember commit otherwise). The owner answers
+// once no commit of the source's own is in flight (commit.go).
 func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, error) {
 	ps := map[topicPartition][]int64{}
 	for _, o := range origins {
 		tp := topicPartition{topic: o.Topic, partition: o.Partition}
 		ps[tp] = append(ps[tp], o.Offset)
 	}
-	sess.commitMu.Lock()
-	defer sess.commitMu.Unlock()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.mu.stopped || sess.halted() {
-		all := make([]topicPartition, 0, len(ps))
-		for tp := range ps {
-			all = append(all, tp)
-		}
-		reason := "the session that read them ended: the input reconnected or closed"
-		if sess.halted() {
-			reason = "the run is ending on an error: " + sess.run.Err().Error()
-		}
-		return nil, sess.notOwned(all, reason)
+	reply := make(chan prepared, 1)
+	res, ok := call(sess, prepareReq{ps: ps, reply: reply}, reply)
+	if !ok {
+		return nil, notOwned(sess.conf.ConsumerGroup, slices.Collect(maps.Keys(ps)), errSessionEnded)
 	}
-	pos, notTracked := sess.mu.tracker.prepareTxn(ps)
-	if len(notTracked) > 0 {
-		return nil, sess.notOwned(notTracked, "revoked or lost by this member")
-	}
-	if len(pos) == 0 {
-		return nil, nil
-	}
-	return sess.commitsLocked(pos, nil)
+	return res.commits, res.err
 }
 
-// commitsLocked groups the offsets pos (with their metadata, if any) into
-// commits per group member: one NoMember commit outside group mode, else
-// one per reader that owns a partition. Called with mu held.
-func (sess *session) commitsLocked(pos map[topicPartition]int64, meta map[topicPartition]string) ([]txnoffsets.Commit, error) {
-	newCommit := func(m txnoffsets.Member) *txnoffsets.Commit {
-		c := &txnoffsets.Commit{Member: m, Offsets: map[txnoffsets.TopicPartition]int64{}}
-		if meta != nil {
-			c.Metadata = map[txnoffsets.TopicPartition]string{}
-		}
-		return c
+// prepared is the answer to prepareReq and prepareWindowsReq.
+type prepared struct {
+	commits []txnoffsets.Commit
+	err     error
+}
+
+// prepareReq asks for the offsets of a transaction's records: ps are their
+// offsets per partition.
+type prepareReq struct {
+	ps    map[topicPartition][]int64
+	reply chan prepared
+}
+
+func (r prepareReq) handle(o *owner) {
+	if !o.whenCommitIdle(func() { r.handle(o) }) {
+		return
 	}
-	add := func(c *txnoffsets.Commit, tp topicPartition, o int64) {
-		k := txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition}
-		c.Offsets[k] = o
-		if m, ok := meta[tp]; ok {
-			c.Metadata[k] = m
-		}
+	r.reply <- o.prepare(r.ps)
+}
+
+func (o *owner) prepare(ps map[topicPartition][]int64) prepared {
+	if o.conf.ConsumerGroup == "" {
+		return prepared{}
 	}
-	if sess.conf.Assignment != AssignmentGroup {
-		c := newCommit(txnoffsets.NoMember)
-		for tp, o := range pos {
-			add(c, tp, o)
-		}
-		return []txnoffsets.Commit{*c}, nil
+	if err := o.haltedErr(); err != nil {
+		return prepared{err: err}
 	}
-	by := map[int]*txnoffsets.Commit{}
-	for tp, o := range pos {
-		r, ok := sess.owner[tp]
-		if !ok {
-			return nil, sess.notOwned([]topicPartition{tp}, "no reader owns it")
-		}
-		c := by[r]
-		if c == nil {
-			id, gen := sess.clients[r].GroupMetadata()
-			c = newCommit(txnoffsets.Member{ID: id, Generation: gen})
-			by[r] = c
-		}
-		add(c, tp, o)
+	if o.stopped {
+		return prepared{err: notOwned(o.conf.ConsumerGroup, slices.Collect(maps.Keys(ps)), errSessionEnded)}
 	}
+	pos, notTracked := o.tracker.prepareTxn(ps)
+	if len(notTracked) > 0 {
+		return prepared{err: notOwned(o.conf.ConsumerGroup, notTracked, "revoked or lost by this member")}
+	}
+	if len(pos) == 0 {
+		return prepared{}
+	}
+	commits, err := o.assign.txnCommits(o, pos, nil)
+	return prepared{commits: commits, err: err}
+}
+
+// Committed records offsets that the sink committed in a transaction: the
+// source does not commit them again, and kafka_source_committed_offset
+// follows. The sink acknowledges the transaction's records after this
+// call, and requests reach the owner in the order they are sent, so the
+// owner knows of the commit before it sees the acknowledgements.
+func (sess *session) Committed(offsets map[txnoffsets.TopicPartition]int64) {
+	sess.send(committedReq{offsets: offsets})
+}
+
+// committedReq records offsets that the sink committed in a transaction.
+type committedReq struct {
+	offsets map[txnoffsets.TopicPartition]int64
+}
+
+func (r committedReq) handle(o *owner) {
+	for tp, off := range r.offsets {
+		o.tracker.markCommitted(topicPartition{topic: tp.Topic, partition: tp.Partition}, off)
+		o.metrics.commits.Incr(1, tp.Topic)
+		o.metrics.committed.Set(off, tp.Topic, strconv.Itoa(int(tp.Partition)))
+	}
+}
+
+// newTxnCommit is an empty commit for member m, with room for metadata when
+// withMeta.
+func newTxnCommit(m txnoffsets.Member, withMeta bool) *txnoffsets.Commit {
+	c := &txnoffsets.Commit{Member: m, Offsets: map[txnoffsets.TopicPartition]int64{}}
+	if withMeta {
+		c.Metadata = map[txnoffsets.TopicPartition]string{}
+	}
+	return c
+}
+
+// add puts tp's offset (and its metadata, if any) in c.
+func addToTxnCommit(c *txnoffsets.Commit, tp topicPartition, off int64, meta map[topicPartition]string) {
+	k := txnoffsets.TopicPartition{Topic: tp.topic, Partition: tp.partition}
+	c.Offsets[k] = off
+	if m, ok := meta[tp]; ok {
+		c.Metadata[k] = m
+	}
+}
+
+// sortedCommits returns the commits of by in reader order.
+func sortedCommits(by map[int]*txnoffsets.Commit) []txnoffsets.Commit {
 	readers := make([]int, 0, len(by))
 	for r := range by {
 		readers = append(readers, r)
@@ -120,29 +174,5 @@ func (sess *session) commitsLocked(pos map[topicPartition]int64, meta map[topicP
 	for _, r := range readers {
 		out = append(out, *by[r])
 	}
-	return out, nil
-}
-
-// Committed records offsets that the sink committed in a transaction: the
-// source does not commit them again, and kafka_source_committed_offset
-// follows.
-func (sess *session) Committed(offsets map[txnoffsets.TopicPartition]int64) {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	for tp, o := range offsets {
-		sess.mu.tracker.markCommitted(topicPartition{topic: tp.Topic, partition: tp.Partition}, o)
-		sess.metrics.commits.Incr(1, tp.Topic)
-		sess.metrics.committed.Set(o, tp.Topic, strconv.Itoa(int(tp.Partition)))
-	}
-}
-
-// learnCluster records the cluster id, for txnoffsets.SameCluster; an error
-// leaves it unknown (the seed brokers are compared instead).
-func (sess *session) learnCluster(ctx context.Context) {
-	if sess.adm == nil {
-		return
-	}
-	if m, err := sess.adm.BrokerMetadata(ctx); err == nil {
-		sess.clusterID = m.Cluster
-	}
+	return out
 }

@@ -176,9 +176,7 @@ func TestSourceGroupPrepareNamesMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	cl := s.mu.sess.clients[0]
-	s.mu.Unlock()
+	cl := sessOf(s).clients[0]
 	id, gen := cl.GroupMetadata()
 	if id == "" || gen < 1 {
 		t.Fatalf("reader is not a group member: %q %d", id, gen)

@@ -73,9 +73,7 @@ func readWM(t *testing.T, s *source, n int) []wmMeta {
 }
 
 func sessOf(s *source) *session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.sess
+	return s.cur.Load()
 }
 
 // waitFor polls cond until it holds or the test times out.
@@ -175,10 +173,9 @@ func TestWatermarkAlignmentPausesFastPartition(t *testing.T) {
 	sess := sessOf(s)
 	p1 := topicPartition{"t", 1}
 	p0 := topicPartition{"t", 0}
-	alignPaused := func(tp topicPartition) bool {
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
-		return sess.mu.alignPaused[tp]
+	alignPaused := func(tp topicPartition) (paused bool) {
+		onOwner(s, func(o *owner) { paused = o.wm.alignPaused[tp] })
+		return paused
 	}
 	waitFor(t, "p1 paused by alignment", func() bool { return alignPaused(p1) })
 	if alignPaused(p0) {
@@ -208,21 +205,23 @@ func TestWatermarkPauseReasonsAreKeptApart(t *testing.T) {
 	s := newTestSource(t, sourceYAML(addr, "g", "start_from: earliest", "watermark: {}"))
 	sess := sessOf(s)
 	tp := topicPartition{"t", 0}
-	sess.mu.Lock()
-	sess.mu.alignPaused[tp] = true
-	sess.mu.tracker.parts[tp].paused = true
-	sess.mu.tracker.parts[tp].add(0)
-	sess.mu.tracker.parts[tp].unacked = sess.mu.tracker.limit
-	sess.mu.Unlock()
+	onOwner(s, func(o *owner) {
+		o.wm.alignPaused[tp] = true
+		o.tracker.parts[tp].paused = true
+		o.tracker.parts[tp].add(0)
+		o.tracker.parts[tp].unacked = o.tracker.limit
+	})
 	// An ack that releases the checkpoint_limit pause must not resume a
 	// partition alignment paused: ResumeFetchPartitions is not called, so
 	// the client still reports it paused.
 	sess.clients[0].PauseFetchPartitions(map[string][]int32{"t": {0}})
 	sess.ack(&fetchedBatch{positions: []position{{tp: tp, offset: 0}}})
+	var limitPaused bool
+	onOwner(s, func(o *owner) { limitPaused = o.tracker.limitPaused(tp) }) // after the ack
 	if paused := sess.clients[0].PauseFetchPartitions(nil); len(paused["t"]) != 1 {
 		t.Fatalf("ack resumed a partition paused by alignment: paused %v", paused)
 	}
-	if sess.mu.tracker.limitPaused(tp) {
+	if limitPaused {
 		t.Fatal("checkpoint_limit pause not released")
 	}
 }
@@ -593,24 +592,26 @@ func BenchmarkWatermarkStamp(b *testing.B) {
 			conf := Config{CheckpointLimit: 1, Readers: 1}
 			conf.Watermark.Enabled = on
 			conf.Watermark.Tracker.MaxOutOfOrderness = 5 * time.Second
-			sess := newSession(conf, nil, nil, res.Logger(), newSourceMetrics(res.Metrics()))
-			fb := newFetchedBatch(recs, lags, metaDefault, nil)
+			sess := newSession(conf, res.Logger(), newSourceMetrics(res.Metrics()))
+			o := newOwner(sess, nil, nil)
+			fb := newFetchedBatch(recs, lags, metaDefault|sess.meta, nil)
+			var parts []*watermark.Partition
 			if on {
 				p, err := sess.wm.tracker.Add("t", 1)
 				if err != nil {
 					b.Fatal(err)
 				}
-				fb.wm, fb.wmParts = sess.wm, make([]*watermark.Partition, len(recs))
-				for i := range fb.wmParts {
-					fb.wmParts[i] = p
+				parts = make([]*watermark.Partition, len(recs))
+				for i := range parts {
+					parts[i] = p
 				}
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				batch := fb.buildMessages()
 				if on {
-					fb.stamps, fb.delivered = nil, false
-					sess.stampDelivery(fb, batch)
+					stamps, _ := o.stampDelivery(fb, &batchMarks{parts: parts}, nil, nil)
+					setStamps(batch, stamps, false)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/msg")

@@ -2,7 +2,6 @@ package kafkasource
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -23,23 +22,24 @@ type restoredWindows struct {
 	readEnd map[topicPartition]int64
 }
 
-// restoreWindowsLocked reads the window state of tp's committed offset
-// metadata, if it holds any. Such a partition is committed by the sink's
-// transactions from the start: a commit of the source's own while its
-// records are in flight would drop the window state. Called with mu held.
-func (sess *session) restoreWindowsLocked(tp topicPartition, meta string) {
+// restoreWindows reads the window state of tp's committed offset metadata,
+// if it holds any. Such a partition is committed by the sink's transactions
+// from the start: a commit of the source's own while its records are in
+// flight would drop the window state. The owner keeps the state and
+// publishes each new value (never changed after) for Restored.
+func (o *owner) restoreWindows(tp topicPartition, meta string) {
 	cut, readEnd, ok, err := txnoffsets.ParseWindowMeta(meta)
 	if err != nil {
-		sess.log.Warnf("kafka_source: consumer group %q topic %q partition %d: %v; replayed records of windows in the output already are counted again",
-			sess.conf.ConsumerGroup, tp.topic, tp.partition, err)
+		o.log.Warnf("kafka_source: consumer group %q topic %q partition %d: %v; replayed records of windows in the output already are counted again",
+			o.conf.ConsumerGroup, tp.topic, tp.partition, err)
 		return
 	}
 	if !ok {
 		return
 	}
-	sess.mu.tracker.markTxn(tp)
+	o.tracker.markTxn(tp)
 	next := &restoredWindows{cutoff: cut, readEnd: map[topicPartition]int64{tp: readEnd}}
-	if old := sess.restored.Load(); old != nil {
+	if old := o.restored; old != nil {
 		if old.cutoff.After(cut) {
 			next.cutoff = old.cutoff
 		}
@@ -49,13 +49,17 @@ func (sess *session) restoreWindowsLocked(tp topicPartition, meta string) {
 			}
 		}
 	}
-	sess.restored.Store(next)
-	sess.log.Debugf("kafka_source: topic %s partition %d: window results up to %+v are committed; records below offset %d are replays",
+	o.restored = next
+	o.sess.restored.Store(next)
+	o.log.Debugf("kafka_source: topic %s partition %d: window results up to %+v are committed; records below offset %d are replays",
 		tp.topic, tp.partition, cut, readEnd)
 }
 
-// Restored returns the window state committed with tp's offset; lock-free
-// (the event_window buffer asks for every record).
+// Restored returns the window state committed with tp's offset. The
+// event_window buffer asks for every record, so it reads the state the
+// owner published (restoredWindows values are never changed) rather than
+// asking the owner: a partition's state is published before its records
+// are fetched (at connect, or in the assignment callback kgo waits for).
 func (sess *session) Restored(tp txnoffsets.TopicPartition, offset int64) (txnoffsets.Restored, bool) {
 	st := sess.restored.Load()
 	if st == nil {
@@ -66,22 +70,44 @@ func (sess *session) Restored(tp txnoffsets.TopicPartition, offset int64) (txnof
 }
 
 // PrepareWindows returns the commits of every tracked partition with window
-// results up to cut. Like Prepare, it holds commitMu, so that no commit of
-// the source's own lands between it and the transaction's commit.
+// results up to cut. Like Prepare, the owner answers once no commit of the
+// source's own is in flight.
 func (sess *session) PrepareWindows(cut txnoffsets.Cutoff) ([]txnoffsets.Commit, error) {
-	sess.commitMu.Lock()
-	defer sess.commitMu.Unlock()
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.mu.stopped {
+	reply := make(chan prepared, 1)
+	res, ok := call(sess, prepareWindowsReq{cut: cut, reply: reply}, reply)
+	if !ok {
 		return nil, txnoffsets.ErrSourceEnded
 	}
-	if sess.halted() {
-		return nil, fmt.Errorf("kafka_source: not committing window state: the run is ending on an error: %w", sess.run.Err())
+	return res.commits, res.err
+}
+
+// prepareWindowsReq asks for the offsets of a transaction of window results
+// up to cut.
+type prepareWindowsReq struct {
+	cut   txnoffsets.Cutoff
+	reply chan prepared
+}
+
+func (r prepareWindowsReq) handle(o *owner) {
+	if !o.whenCommitIdle(func() { r.handle(o) }) {
+		return
 	}
-	pos, readEnd := sess.mu.tracker.prepareWindows()
+	r.reply <- o.prepareWindows(r.cut)
+}
+
+func (o *owner) prepareWindows(cut txnoffsets.Cutoff) prepared {
+	if o.conf.ConsumerGroup == "" {
+		return prepared{}
+	}
+	if err := o.haltedErr(); err != nil {
+		return prepared{err: err}
+	}
+	if o.stopped {
+		return prepared{err: txnoffsets.ErrSourceEnded}
+	}
+	pos, readEnd := o.tracker.prepareWindows()
 	if len(pos) == 0 {
-		return nil, nil
+		return prepared{}
 	}
 	meta := make(map[topicPartition]string, len(pos))
 	var errs []error
@@ -94,7 +120,8 @@ func (sess *session) PrepareWindows(cut txnoffsets.Cutoff) ([]txnoffsets.Commit,
 		meta[tp] = m
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return prepared{err: errors.Join(errs...)}
 	}
-	return sess.commitsLocked(pos, meta)
+	commits, err := o.assign.txnCommits(o, pos, meta)
+	return prepared{commits: commits, err: err}
 }

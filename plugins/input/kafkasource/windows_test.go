@@ -153,9 +153,7 @@ func TestSourceGroupRestoresWindowState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	cl := s.mu.sess.clients[0]
-	s.mu.Unlock()
+	cl := sessOf(s).clients[0]
 	id, gen := cl.GroupMetadata()
 	if len(commits) != 1 || commits[0].Member.ID != id || commits[0].Member.Generation != gen || id == "" {
 		t.Fatalf("PrepareWindows = %+v, want one commit as member %q generation %d", commits, id, gen)

@@ -1,0 +1,393 @@
+package kafkasource
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/watermark"
+)
+
+// This file is event time and watermarks at run time (watermark.go reads
+// their configuration). The watermark partitions and the alignment pauses
+// are the owner's: it observes each record's event time as the record is
+// handed out (nextReq), so that the watermark a message carries follows the
+// order messages leave the input; with several readers a batch fetched
+// later can be handed out earlier, and a watermark computed at fetch time
+// would run ahead of records not yet handed out, making them late
+// downstream. In column mode (the event time is a column of the decoded
+// table row) the table input decodes after ReadBatch and asks the owner to
+// stamp the rows (stampRowsReq).
+
+// wmStamp is what a record's metadata says about event time: computed once
+// when the record is first delivered and kept for redeliveries (a replayed
+// record is not observed again, and is not late for having been nacked).
+type wmStamp struct {
+	eventTime int64
+	watermark int64
+	late      bool
+	none      bool // no event time (the expression failed): nothing set
+}
+
+// wmMetrics are the watermark metrics of a source.
+type wmMetrics struct {
+	watermark    *service.MetricGauge
+	watermarkLag *service.MetricGauge
+	eventLag     *service.MetricGauge
+	idle         *service.MetricGauge
+	alignPaused  *service.MetricGauge
+	late         *service.MetricCounter
+}
+
+func newWMMetrics(m *service.Metrics) wmMetrics {
+	return wmMetrics{
+		watermark:    m.NewGauge("kafka_source_watermark_ms"),
+		watermarkLag: m.NewGauge("kafka_source_watermark_lag_ms"),
+		eventLag:     m.NewGauge("kafka_source_event_time_lag_ms"),
+		idle:         m.NewGauge("kafka_source_idle_partitions"),
+		alignPaused:  m.NewGauge("kafka_source_alignment_paused_partitions"),
+		late:         m.NewCounter("kafka_source_late_records", "topic"),
+	}
+}
+
+// sessionWatermarks is a session's watermark setup: the tracker over its
+// partitions and its alignment membership. It does not change once made;
+// the owner alone drives the tracker (internal/watermark's Tracker may be
+// read from any goroutine).
+type sessionWatermarks struct {
+	conf    WatermarkConfig
+	tracker *watermark.Tracker
+	aligner *watermark.Aligner
+	metrics wmMetrics
+	// afterDecode: event times come from the table row (column or
+	// expression), stamped after decoding (stampRows).
+	afterDecode bool
+	// expr, without a table, computes event times from the messages at
+	// delivery; nil reads the record timestamp.
+	expr *eventTimeExpr
+}
+
+func newSessionWatermarks(c WatermarkConfig, m wmMetrics) (*sessionWatermarks, error) {
+	t, err := watermark.NewTracker(c.Tracker)
+	if err != nil {
+		return nil, fmt.Errorf("field %s: %w", fieldWatermark, err)
+	}
+	w := &sessionWatermarks{conf: c, tracker: t, metrics: m}
+	switch {
+	case c.hasTable:
+		w.afterDecode = c.Column != "" || c.expr != nil
+	case c.expr != nil:
+		w.expr = c.expr
+	}
+	if c.Alignment != nil {
+		if w.aligner, err = watermark.DefaultRegistry().Join(*c.Alignment, t); err != nil {
+			return nil, fmt.Errorf("field %s.%s: %w", fieldWatermark, fieldWMAlignment, err)
+		}
+	}
+	return w, nil
+}
+
+// fromRecord reports whether event times are the record timestamps.
+func (w *sessionWatermarks) fromRecord() bool { return w.expr == nil && !w.afterDecode }
+
+// watermarkState is the owner's watermark state.
+type watermarkState struct {
+	*sessionWatermarks
+	// parts are the watermark partitions of the partitions being read.
+	parts map[topicPartition]*watermark.Partition
+	// alignPaused are the partitions paused by watermark alignment; the
+	// offset tracker knows those paused by checkpoint_limit. A partition
+	// is resumed only when neither holds it.
+	alignPaused map[topicPartition]bool
+	// release are the partitions that delivered batches finished (stop
+	// offset reached), removed once their rows are stamped (column mode).
+	release []topicPartition
+	// lastEventTime is the event time of the last record stamped (Unix
+	// ms), for the event-time lag gauge.
+	lastEventTime int64
+}
+
+func newWatermarkState(w *sessionWatermarks) *watermarkState {
+	return &watermarkState{
+		sessionWatermarks: w,
+		parts:             map[topicPartition]*watermark.Partition{},
+		alignPaused:       map[topicPartition]bool{},
+		lastEventTime:     watermark.NoWatermark,
+	}
+}
+
+// batchMarks is the owner's watermark state of one batch.
+type batchMarks struct {
+	// parts[i] is the watermark partition of records[i] when it was
+	// fetched (nil if untracked).
+	parts []*watermark.Partition
+	// stamps are computed by the first delivery and reused by
+	// redeliveries.
+	stamps []wmStamp
+	// release are the partitions this batch finished (stop offset
+	// reached): they stop holding the watermark back once its records are
+	// observed.
+	release []topicPartition
+	// final marks the batch that ends a bounded read (its messages carry
+	// the end-of-input watermark).
+	final bool
+}
+
+// stamp observes a record's event time on p and returns its stamp.
+func stamp(p *watermark.Partition, eventTime int64) wmStamp {
+	wm, late := p.Observe(eventTime)
+	return wmStamp{eventTime: eventTime, watermark: wm, late: late}
+}
+
+// setStamp puts s on msg; a message already carrying the end-of-input
+// watermark keeps it.
+func setStamp(msg *service.Message, s wmStamp) {
+	msg.MetaSetMut(metaEventTimeMs, s.eventTime)
+	if v, ok := msg.MetaGetMut(metaWatermarkMs); !ok || v != int64(math.MaxInt64) {
+		msg.MetaSetMut(metaWatermarkMs, s.watermark)
+	}
+	if s.late {
+		msg.MetaSetMut(metaLate, true)
+	}
+}
+
+// setStamps puts the stamps of a delivered batch on its messages; with
+// eventTime, the event time too (else buildMessages set it).
+func setStamps(batch service.MessageBatch, stamps []wmStamp, eventTime bool) {
+	// Consecutive records mostly carry the same watermark: box it once per
+	// value rather than once per message.
+	var (
+		wmBox any
+		wmVal int64
+	)
+	for i, msg := range batch {
+		st := stamps[i]
+		if st.none {
+			continue
+		}
+		if wmBox == nil || st.watermark != wmVal {
+			wmVal, wmBox = st.watermark, st.watermark
+		}
+		if eventTime {
+			msg.MetaSetMut(metaEventTimeMs, st.eventTime)
+		}
+		msg.MetaSetMut(metaWatermarkMs, wmBox)
+		if st.late {
+			msg.MetaSetMut(metaLate, true)
+		}
+	}
+}
+
+// wmAdd starts tracking tp's watermark (on assignment or discovery).
+func (o *owner) wmAdd(tp topicPartition) {
+	w := o.wm
+	if w == nil || w.parts[tp] != nil {
+		return
+	}
+	p, err := w.tracker.Add(tp.topic, tp.partition)
+	if err != nil {
+		o.log.Errorf("kafka_source: %v", err)
+		return
+	}
+	w.parts[tp] = p
+}
+
+// wmRemove stops tracking tp's watermark (on revocation, release or when it
+// reached its stop offset): it no longer holds the watermark back.
+func (o *owner) wmRemove(tp topicPartition) {
+	w := o.wm
+	if w == nil {
+		return
+	}
+	if p := w.parts[tp]; p != nil {
+		delete(w.parts, tp)
+		w.tracker.Remove(p)
+	}
+	delete(w.alignPaused, tp)
+}
+
+// wmResumeRemoved resumes fetching tp on cl if alignment paused it, before
+// tp is revoked: kgo keeps a pause across assignments, and a partition
+// assigned back to cl must not stay paused.
+func (o *owner) wmResumeRemoved(cl *kgo.Client, tp topicPartition) {
+	if o.wm != nil && o.wm.alignPaused[tp] {
+		cl.ResumeFetchPartitions(partitionMap([]topicPartition{tp}))
+	}
+}
+
+// watermarkTick runs every emit_interval: it ticks the tracker (idleness,
+// the combined watermark) and sets the gauges.
+func (o *owner) watermarkTick() {
+	w := o.wm
+	wm := w.tracker.Tick()
+	st := w.tracker.Stats()
+	now := time.Now().UnixMilli()
+	if wm != watermark.NoWatermark {
+		w.metrics.watermark.Set(wm)
+		w.metrics.watermarkLag.Set(now - wm)
+	}
+	if et := w.lastEventTime; et != watermark.NoWatermark {
+		w.metrics.eventLag.Set(now - et)
+	}
+	w.metrics.idle.Set(int64(st.Idle))
+	w.metrics.alignPaused.Set(int64(st.Paused))
+}
+
+// align runs one alignment step every update_interval: it pauses the
+// partitions too far ahead of the group and resumes those back within
+// max_drift. A partition paused for checkpoint_limit is not resumed here,
+// and one paused here is not resumed by acknowledgements (see ackReq).
+func (o *owner) align() {
+	w := o.wm
+	pause, resume := w.aligner.Update()
+	if len(pause) == 0 && len(resume) == 0 || o.stopped {
+		return
+	}
+	var ps, rs []topicPartition
+	for _, p := range pause {
+		tp := topicPartition{topic: p.Topic(), partition: p.ID()}
+		if w.parts[tp] != p {
+			continue // removed meanwhile
+		}
+		w.alignPaused[tp] = true
+		ps = append(ps, tp)
+	}
+	for _, p := range resume {
+		tp := topicPartition{topic: p.Topic(), partition: p.ID()}
+		if !w.alignPaused[tp] {
+			continue
+		}
+		delete(w.alignPaused, tp)
+		if o.tracker.limitPaused(tp) {
+			continue // still paused for checkpoint_limit
+		}
+		rs = append(rs, tp)
+	}
+	if len(ps) > 0 {
+		o.log.Debugf("kafka_source: pausing %v for watermark alignment", ps)
+		o.eachClient(ps, func(cl *kgo.Client, m map[string][]int32) { cl.PauseFetchPartitions(m) })
+	}
+	if len(rs) > 0 {
+		o.log.Debugf("kafka_source: resuming %v after watermark alignment", rs)
+		o.eachClient(rs, (*kgo.Client).ResumeFetchPartitions)
+	}
+}
+
+// stampDelivery observes the event times of a batch as it is handed out
+// and returns its stamps and whether it ends a bounded read. The event
+// times are the record timestamps, or times (ok[i] false: none) from the
+// watermark expression, which ReadBatch evaluated over the batch's
+// messages. In column mode nothing is stamped here: the table input stamps
+// the decoded rows (stampRows), and the partitions the batch finished are
+// released after that.
+func (o *owner) stampDelivery(b *fetchedBatch, m *batchMarks, times []int64, ok []bool) ([]wmStamp, bool) {
+	w := o.wm
+	release := m.release
+	m.release = nil
+	if w.afterDecode {
+		w.release = append(w.release, release...)
+		return nil, m.final
+	}
+	if m.stamps == nil && len(m.parts) == len(b.records) {
+		m.stamps = make([]wmStamp, len(b.records))
+		for i, r := range b.records {
+			et := r.Timestamp.UnixMilli()
+			if w.expr != nil {
+				if i >= len(ok) || !ok[i] {
+					m.stamps[i] = wmStamp{none: true}
+					continue
+				}
+				et = times[i]
+			}
+			if p := m.parts[i]; p != nil {
+				m.stamps[i] = stamp(p, et)
+			} else {
+				m.stamps[i] = wmStamp{eventTime: et, watermark: w.tracker.Watermark()}
+			}
+			if m.stamps[i].late {
+				w.metrics.late.Incr(1, r.Topic)
+			}
+		}
+		if n := len(m.stamps); n > 0 {
+			w.lastEventTime = m.stamps[n-1].eventTime
+		}
+	}
+	for _, tp := range release {
+		o.wmRemove(tp)
+	}
+	return m.stamps, m.final
+}
+
+// stampRowsReq stamps decoded table rows (column mode) with the event
+// times ok[i] says they have, each on the watermark partition of tps[i],
+// then releases the partitions that delivered batches finished.
+type stampRowsReq struct {
+	tps   []topicPartition
+	times []int64
+	ok    []bool
+	reply chan []wmStamp
+}
+
+func (r stampRowsReq) handle(o *owner) {
+	stamps := make([]wmStamp, len(r.tps))
+	if w := o.wm; w != nil {
+		for i, tp := range r.tps {
+			p := w.parts[tp]
+			if !r.ok[i] || p == nil {
+				stamps[i].none = true
+				continue
+			}
+			stamps[i] = stamp(p, r.times[i])
+			w.lastEventTime = stamps[i].eventTime
+			if stamps[i].late {
+				w.metrics.late.Incr(1, tp.topic)
+			}
+		}
+		release := w.release
+		w.release = nil
+		for _, tp := range release {
+			o.wmRemove(tp)
+		}
+	}
+	r.reply <- stamps
+}
+
+// stampRows stamps the event times of decoded table rows (column mode):
+// times[i] is the event time of msgs[i] where ok[i]; ok[i] false leaves
+// msgs[i] unstamped. The owner observes them; this is the seam through
+// which the table input (table.go) hands decoded rows' event times back.
+func (s *source) stampRows(msgs service.MessageBatch, times []int64, ok []bool) {
+	sess := s.cur.Load()
+	if sess == nil || sess.wm == nil {
+		return
+	}
+	tps := make([]topicPartition, len(msgs))
+	for i, msg := range msgs {
+		if !ok[i] {
+			continue
+		}
+		topic, _ := metaValue[string](msg, metaTopic)
+		p, _ := metaValue[int](msg, metaPartition)
+		tps[i] = topicPartition{topic: topic, partition: int32(p)}
+	}
+	reply := make(chan []wmStamp, 1)
+	stamps, done := call(sess, stampRowsReq{tps: tps, times: times, ok: ok, reply: reply}, reply)
+	if !done {
+		return
+	}
+	for i, msg := range msgs {
+		if !stamps[i].none {
+			setStamp(msg, stamps[i])
+		}
+	}
+}
+
+// leaveAlignment takes the session's tracker out of its alignment group.
+func (o *owner) leaveAlignment() {
+	if o.wm != nil && o.wm.aligner != nil {
+		o.wm.aligner.Leave()
+	}
+}
