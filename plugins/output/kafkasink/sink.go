@@ -448,11 +448,12 @@ func (s *Sink) logEnding() {
 	case <-s.run.Ending():
 	}
 	n := s.writing.Load()
+	eos := s.cfg.DeliveryGuarantee == DeliveryExactlyOnce
 	switch {
-	case n > 0 && s.cfg.DeliveryGuarantee == DeliveryExactlyOnce && s.run.Stopped():
-		s.log.Infof("kafka_sink: the run is stopping on an error: aborting the open transaction of transactional id %q (at most %v, field %s); nothing more is committed",
+	case n > 0 && eos && s.run.Stopped():
+		s.log.Infof("kafka_sink: the run is stopping on an error: the open transaction of transactional id %q is aborted, not committed (each step at most %v, field %s)",
 			s.cfg.TransactionalID(), s.cfg.Timeout, FieldTimeout)
-	case n > 0 && s.cfg.DeliveryGuarantee == DeliveryExactlyOnce:
+	case n > 0 && eos:
 		s.log.Infof("kafka_sink: the run is ending: waiting for the transaction in flight (transactional id %q) to commit or abort (each step at most %v, field %s)",
 			s.cfg.TransactionalID(), s.cfg.Timeout, FieldTimeout)
 	case n > 0:
@@ -460,6 +461,13 @@ func (s *Sink) logEnding() {
 			n, s.cfg.Conn.SeedBrokers, s.cfg.Timeout, FieldTimeout)
 	case s.client() == nil:
 		s.log.Infof("kafka_sink: the run is ending while not connected to kafka at %v: no further connection attempt", s.cfg.Conn.SeedBrokers)
+	case s.cfg.Batching.Period != "" || s.cfg.Batching.Count > 1 || s.cfg.Batching.ByteSize > 0:
+		// Benthos's batcher holds what it has not handed over yet, and the
+		// input waits for those messages until the shutdown times out.
+		s.log.Infof("kafka_sink: the run is ending: no batch in the sink; the input waits for the messages its %s policy "+
+			"(count %d, byte_size %d, period %q) still holds, at most three quarters of shutdown_timeout; "+
+			"then the run stops, and what was not committed is read again on the next run",
+			FieldBatching, s.cfg.Batching.Count, s.cfg.Batching.ByteSize, s.cfg.Batching.Period)
 	default:
 		s.log.Infof("kafka_sink: the run is ending: no batch in flight, nothing to wait for")
 	}
