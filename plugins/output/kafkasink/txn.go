@@ -252,6 +252,8 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 	// Once the run stops on an error (a bad record elsewhere under
 	// on_error: fail), nothing after it may commit.
 	if err := s.stoppedError(); err != nil {
+		s.log.Infof("kafka_sink: the run is stopping on an error: aborting the open transaction of %d messages (transactional id %q) instead of committing it",
+			len(batch), s.cfg.TransactionalID())
 		return s.abort(ctx, cl, batch, err)
 	}
 	start := time.Now()
