@@ -70,6 +70,12 @@ func (s *Sink) connectFailed(ctx context.Context, err error) error {
 		return s.endingError()
 	}
 	if kafkaconn.Classify(err) == kafkaconn.Permanent {
+		// A back-off asked for with it (credentials never accepted)
+		// would keep Benthos's connect loop sleeping instead of ending.
+		var bo *service.ErrBackOff
+		if errors.As(err, &bo) {
+			err = bo.Err
+		}
 		s.endRun(err)
 		return fmt.Errorf("%w: %w", err, service.ErrEndOfInput)
 	}

@@ -228,3 +228,38 @@ transactional_id_suffix: same
 		t.Fatalf("kcat read_committed sees %v, want [first-1 second-1]", got)
 	}
 }
+
+// On the real broker's SASL listener, a password the broker never accepted
+// ends the run at the first connect, naming the fields (never the
+// password), and ends Benthos's connect loop (no back-off to wait out).
+func TestIntegrationWrongPasswordEndsRun(t *testing.T) {
+	t.Parallel()
+	addr, user, password := kafkatest.SASL(t)
+	s, run, _ := newHaltableSink(t, fmt.Sprintf(`
+seed_brokers: [ %q ]
+topic: events
+sasl:
+  mechanism: SCRAM-SHA-256
+  username: %s
+  password: not-%s
+`, addr, user, password))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := s.Connect(ctx)
+	var bo *service.ErrBackOff
+	if !errors.Is(err, service.ErrEndOfInput) || errors.As(err, &bo) {
+		t.Fatalf("want the end of the output without a back-off, got %T: %v", err, err)
+	}
+	if !run.Stopped() {
+		t.Fatal("credentials the broker never accepted did not end the run")
+	}
+	msg := run.Err().Error()
+	for _, want := range []string{"SCRAM-SHA-256", `"` + user + `"`, "sasl.username", "sasl.password", "SASL_AUTHENTICATION_FAILED"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("run error does not name %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "not-"+password) {
+		t.Errorf("run error leaks the password: %s", msg)
+	}
+}
