@@ -60,6 +60,28 @@ func (s *Sink) endRun(err error) {
 	s.run.Stop(err)
 }
 
+// nackAtEnd turns a WriteBatch result of service.ErrNotConnected into a
+// plain error once the run is ending. Benthos answers ErrNotConnected by
+// reconnecting, which the end of the run refuses: its connect loop then
+// ends without acknowledging the batch, and the input waits for that
+// acknowledgement until the shutdown times out. A nack lets it stop now;
+// the records are read again on the next run.
+func (s *Sink) nackAtEnd(err error) error {
+	if err == nil || !s.run.IsEnding() || !errors.Is(err, service.ErrNotConnected) {
+		return err
+	}
+	return &endedWriteError{cause: err}
+}
+
+// endedWriteError is a batch that could not reach Kafka when the run was
+// ending. It keeps its cause's text but not its chain on purpose: Benthos
+// must not see the service.ErrNotConnected in it.
+type endedWriteError struct{ cause error }
+
+func (e *endedWriteError) Error() string {
+	return "kafka_sink: the run is ending and the batch did not reach kafka, it is not written: " + e.cause.Error()
+}
+
 // connectFailed is Connect's answer to a failed attempt: an attempt cut
 // short because the run is ending gives up; a Permanent error ends the run
 // and the output's connect loop; anything else is returned for Benthos to

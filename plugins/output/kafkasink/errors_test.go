@@ -433,3 +433,27 @@ func TestConnectGivesUpWhenRunEnds(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A batch that cannot reach Kafka once the run is ending is nacked, not
+// reported as service.ErrNotConnected: Benthos would try to reconnect,
+// which the end refuses, and leave the batch unacknowledged, holding the
+// input until the shutdown timed out.
+func TestWriteAtEndIsNackedNotReconnected(t *testing.T) {
+	t.Parallel()
+	c, addr := newCluster(t, kfake.SeedTopics(1, "events"))
+	s, run, _ := newHaltableSink(t, fmt.Sprintf("seed_brokers: [ %q ]\ntopic: events\ntimeout: 1s\n", addr))
+	connect(t, s)
+	ctx := context.Background()
+	if err := s.WriteBatch(ctx, values("", "first")); err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // while the run goes on, this is ErrNotConnected: TestClusterLossIsNotConnected
+	run.End()
+	err := s.WriteBatch(ctx, values("", "b"))
+	if err == nil || errors.Is(err, service.ErrNotConnected) {
+		t.Fatalf("at the end of the run: want a plain error (a nack), got %v", err)
+	}
+	if !strings.Contains(err.Error(), "the run is ending") || !strings.Contains(err.Error(), "reached kafka") {
+		t.Errorf("error does not say why the batch is not written: %v", err)
+	}
+}

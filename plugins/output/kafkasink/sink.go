@@ -242,7 +242,7 @@ func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error
 	}
 	s.writing.Add(1)
 	defer s.writing.Add(-1)
-	return s.write(ctx, cl, batch)
+	return s.nackAtEnd(s.write(ctx, cl, batch))
 }
 
 // writeIndependent writes the records of an at_least_once or none batch, each
