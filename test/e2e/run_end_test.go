@@ -20,9 +20,9 @@ import (
 // without a config change end the run (exit != 0) with a message naming the
 // field; transient ones retry with back-off and a log line per attempt.
 
-// runToExit runs `connectd run` on config and returns its output, exit code
+// runConfigToExit runs `connectd run` on config and returns its output, exit code
 // and how long it ran; it fails the test if the run outlives limit.
-func runToExit(t *testing.T, limit time.Duration, config string) (string, int, time.Duration) {
+func runConfigToExit(t *testing.T, limit time.Duration, config string) (string, int, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -67,7 +67,7 @@ output:
     transactional_id_prefix: %s
     transaction_timeout: 16m
 `, brokers, topic, topic))
-	logs, code, took := runToExit(t, 30*time.Second, config)
+	logs, code, took := runConfigToExit(t, 30*time.Second, config)
 	t.Logf("exit %d after %v", code, took.Round(time.Millisecond))
 	if code == 0 {
 		t.Fatalf("exit code 0 for a transaction timeout the broker refuses:\n%s", logs)
@@ -115,7 +115,7 @@ output:
     topic: %s
     allow_auto_topic_creation: false
 `, brokers, in, in, brokers, missing))
-	logs, code, took := runToExit(t, time.Minute, config)
+	logs, code, took := runConfigToExit(t, time.Minute, config)
 	t.Logf("exit %d after %v", code, took.Round(time.Millisecond))
 	if code == 0 {
 		t.Fatalf("exit code 0 for a topic that does not exist:\n%s", logs)
