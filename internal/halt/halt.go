@@ -29,6 +29,7 @@ package halt
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"sync"
@@ -147,11 +148,7 @@ func (r *Run) WithEnding(ctx context.Context) (context.Context, context.CancelFu
 
 // errRunEnding is the cause of a context from WithEnding cancelled because
 // the run is ending.
-var errRunEnding = errEnding{}
-
-type errEnding struct{}
-
-func (errEnding) Error() string { return "the run is ending" }
+var errRunEnding = errors.New("the run is ending")
 
 // IsEndingCause reports whether ctx was cancelled because its run is ending
 // (see WithEnding).

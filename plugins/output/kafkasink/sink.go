@@ -49,8 +49,8 @@ func (e *ProduceError) Unwrap() error { return e.Err }
 // Back-off bounds for recreating a transactional producer: after one was
 // lost (fenced, or failed beyond repair), Connect asks Benthos to wait
 // recreateBackoffMin before it creates a new one, doubling per further loss
-// without a commit in between up to recreateBackoffMax, so that two writers with the same
-// transactional id do not fence each other in a tight loop. (Fencing does
+// without a commit in between up to recreateBackoffMax, so that two writers
+// with the same transactional id do not fence each other in a tight loop. (Fencing does
 // not always surface as PRODUCER_FENCED: a commit racing the other writer's
 // initialisation can fail with INVALID_TXN_STATE instead.)
 const (
