@@ -89,6 +89,7 @@ func (e *endedWriteError) Error() string {
 // for).
 func (s *Sink) connectFailed(ctx context.Context, err error) error {
 	if halt.IsEndingCause(ctx) || (s.run.IsEnding() && ctx.Err() != nil) {
+		s.logGaveUp()
 		return s.endingError()
 	}
 	if kafkaconn.Classify(err) == kafkaconn.Permanent {

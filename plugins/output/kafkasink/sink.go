@@ -75,6 +75,9 @@ type Sink struct {
 	// end of the run.
 	closing   chan struct{}
 	closeOnce sync.Once
+	// gaveUp logs once that the end of the run stops the connection
+	// attempts, from logEnding or from Connect, whichever comes first.
+	gaveUp sync.Once
 
 	// write is the WriteBatch strategy of the delivery guarantee.
 	write func(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error
@@ -169,6 +172,7 @@ func (s *Sink) Connect(ctx context.Context) error {
 		return ErrSinkClosed
 	}
 	if s.run.IsEnding() {
+		s.logGaveUp()
 		return s.endingError()
 	}
 	ctx, cancel := s.run.WithEnding(ctx)
@@ -460,7 +464,7 @@ func (s *Sink) logEnding() {
 		s.log.Infof("kafka_sink: the run is ending: waiting for %d batches in flight to be acknowledged by kafka at %v (at most %v, field %s)",
 			n, s.cfg.Conn.SeedBrokers, s.cfg.Timeout, FieldTimeout)
 	case s.client() == nil:
-		s.log.Infof("kafka_sink: the run is ending while not connected to kafka at %v: no further connection attempt", s.cfg.Conn.SeedBrokers)
+		s.logGaveUp()
 	case s.cfg.Batching.Period != "" || s.cfg.Batching.Count > 1 || s.cfg.Batching.ByteSize > 0:
 		// Benthos's batcher holds what it has not handed over yet, and the
 		// input waits for those messages until the shutdown times out.
@@ -471,4 +475,12 @@ func (s *Sink) logEnding() {
 	default:
 		s.log.Infof("kafka_sink: the run is ending: no batch in flight, nothing to wait for")
 	}
+}
+
+// logGaveUp logs, once, that the sink stops connecting because the run is
+// ending.
+func (s *Sink) logGaveUp() {
+	s.gaveUp.Do(func() {
+		s.log.Infof("kafka_sink: the run is ending while not connected to kafka at %v: no further connection attempt", s.cfg.Conn.SeedBrokers)
+	})
 }
