@@ -43,6 +43,9 @@ func main() {
 	// graceful shutdown, in which outputs abort their open transactions; the
 	// run then exits 1 with the error.
 	halt.SetProcessHook(func(error) { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) })
+	// Components hear the signals Benthos shuts down on, and give up waits
+	// that would hold the shutdown (an unreachable broker, open windows).
+	halt.EndOnSignals(os.Interrupt, syscall.SIGTERM)
 	// connectd's config checks: lint reports them, run stops on them.
 	checks := speclint.NewCLI(os.Stderr)
 	code, err := service.RunCLIToCode(context.Background(),

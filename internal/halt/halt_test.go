@@ -1,8 +1,12 @@
 package halt
 
 import (
+	"context"
 	"errors"
+	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
@@ -13,7 +17,7 @@ func resetProcess(t *testing.T) {
 	reset := func() {
 		process.mu.Lock()
 		defer process.mu.Unlock()
-		process.hook, process.first = nil, nil
+		process.hook, process.first, process.ending = nil, nil, nil
 	}
 	reset()
 	t.Cleanup(reset)
@@ -69,5 +73,89 @@ func TestProcessHookRunsOnceWithTheFirstError(t *testing.T) {
 	}
 	if ProcessErr() != first {
 		t.Fatalf("ProcessErr = %v, want %v", ProcessErr(), first)
+	}
+}
+
+func TestEndIsNotStop(t *testing.T) {
+	resetProcess(t)
+	r := newRun()
+	if r.IsEnding() {
+		t.Fatal("a new run is ending")
+	}
+	r.End()
+	r.End()
+	if !r.IsEnding() {
+		t.Fatal("Ending not closed after End")
+	}
+	if r.Stopped() {
+		t.Fatal("End blocked commits: only Stop does")
+	}
+	select {
+	case <-r.Done():
+		t.Fatal("Done closed by End")
+	default:
+	}
+	if ProcessErr() != nil {
+		t.Fatalf("End set a process error: %v", ProcessErr())
+	}
+}
+
+func TestStopEnds(t *testing.T) {
+	resetProcess(t)
+	r := newRun()
+	r.Stop(errors.New("bad record"))
+	select {
+	case <-r.Ending():
+	default:
+		t.Fatal("Ending not closed after Stop")
+	}
+}
+
+func TestWithEndingCancelsOnEnd(t *testing.T) {
+	resetProcess(t)
+	r := newRun()
+	ctx, cancel := r.WithEnding(context.Background())
+	defer cancel()
+	if ctx.Err() != nil {
+		t.Fatal("cancelled before the end")
+	}
+	r.End()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not cancelled after End")
+	}
+	if !IsEndingCause(ctx) {
+		t.Fatalf("cause = %v, want the run's end", context.Cause(ctx))
+	}
+
+	// A plain cancel is not the run's end.
+	ctx2, cancel2 := newRun().WithEnding(context.Background())
+	cancel2()
+	if IsEndingCause(ctx2) {
+		t.Fatal("a cancelled context reads as the run's end")
+	}
+}
+
+// A signal given to EndOnSignals ends runs created after it, whether they
+// asked for Ending before or after the signal.
+func TestEndOnSignals(t *testing.T) {
+	resetProcess(t)
+	EndOnSignals(syscall.SIGUSR1)
+	before := newRun()
+	watching := before.Ending()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-watching:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Ending not closed after the signal")
+	}
+	if after := newRun(); !after.IsEnding() {
+		t.Fatal("a run created after the signal is not ending")
+	}
+	if before.Stopped() {
+		t.Fatal("a signal blocked commits")
 	}
 }

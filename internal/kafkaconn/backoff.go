@@ -1,17 +1,16 @@
 package kafkaconn
 
 import (
-	"context"
-	"fmt"
 	"sync"
 	"time"
 )
 
-// Backoff delays the next attempt after failures: the first failure sets a
+// Backoff spaces out attempts after failures: the first failure sets a
 // delay of Min, each further one doubles it up to Max, and Reset clears it.
 // The Connector uses one for rejected logins; kafka_sink uses one for lost
 // transactional producers, so that repeated failures are spaced out and
-// visible instead of a tight retry loop.
+// visible instead of a tight retry loop. It never sleeps: the caller hands
+// the delay to Benthos (service.NewErrBackOff from Connect), which waits.
 type Backoff struct {
 	min, max time.Duration
 	mu       struct {
@@ -52,21 +51,10 @@ func (b *Backoff) Failures() int {
 	return b.mu.failures
 }
 
-// Wait blocks until the delay set by the last failure has passed, or ctx
-// ends; what names the attempt in the error.
-func (b *Backoff) Wait(ctx context.Context, what string) error {
+// Remaining is how long until the delay set by the last failure has
+// passed; zero once it has, or after Reset.
+func (b *Backoff) Remaining() time.Duration {
 	b.mu.Lock()
-	wait := time.Until(b.mu.retryAt)
-	b.mu.Unlock()
-	if wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting %v to %s: %w", wait.Round(time.Millisecond), what, ctx.Err())
-	}
+	defer b.mu.Unlock()
+	return max(time.Until(b.mu.retryAt), 0)
 }

@@ -1,8 +1,6 @@
 package kafkaconn
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 )
@@ -10,29 +8,28 @@ import (
 func TestBackoffDoublesCapsAndResets(t *testing.T) {
 	t.Parallel()
 	b := NewBackoff(10*time.Millisecond, 35*time.Millisecond)
+	if r := b.Remaining(); r != 0 {
+		t.Fatalf("Remaining before any failure = %v", r)
+	}
 	for i, want := range []time.Duration{10, 20, 35, 35} {
 		n, delay := b.Fail()
 		if n != i+1 || delay != want*time.Millisecond {
 			t.Fatalf("failure %d: got (%d, %v), want (%d, %v)", i+1, n, delay, i+1, want*time.Millisecond)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := b.Wait(ctx, "retry"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Wait with a cancelled context during a back-off = %v", err)
+	if r := b.Remaining(); r <= 0 || r > 35*time.Millisecond {
+		t.Fatalf("Remaining after a 35ms delay = %v", r)
 	}
-	began := time.Now()
-	if err := b.Wait(context.Background(), "retry"); err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(5 * time.Second)
+	for b.Remaining() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Remaining still %v after 5s", b.Remaining())
+		}
+		time.Sleep(time.Millisecond)
 	}
-	if waited := time.Since(began); waited < 20*time.Millisecond {
-		t.Fatalf("Wait returned after %v, want about 35ms", waited)
-	}
+	b.Fail()
 	b.Reset()
-	if b.Failures() != 0 {
-		t.Fatalf("failures after Reset = %d", b.Failures())
-	}
-	if err := b.Wait(ctx, "retry"); err != nil {
-		t.Fatalf("Wait after Reset = %v, want no wait", err)
+	if b.Failures() != 0 || b.Remaining() != 0 {
+		t.Fatalf("after Reset: failures %d, remaining %v", b.Failures(), b.Remaining())
 	}
 }

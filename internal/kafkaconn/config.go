@@ -202,8 +202,7 @@ func (c Config) Opts() []kgo.Opt {
 // Connect creates a client with the connection options plus extra, and checks
 // that a broker answers and accepts the credentials before returning it. An
 // authentication failure is returned once, naming the mechanism and user
-// (never the password); the caller's reconnect loop (Benthos backs off
-// exponentially between Connect attempts) spaces out retries.
+// (never the password); Connector.Connect adds its class and back-off.
 func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, error) {
 	cl, err := kgo.NewClient(append(c.Opts(), extra...)...)
 	if err != nil {
@@ -216,8 +215,13 @@ func (c Config) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, err
 	return cl, nil
 }
 
-// IsAuthError reports whether err is a SASL authentication failure.
+// IsAuthError reports whether err is a SASL authentication failure, also
+// behind a service.ErrBackOff (which does not unwrap).
 func IsAuthError(err error) bool {
+	var bo *service.ErrBackOff
+	if errors.As(err, &bo) {
+		err = bo.Err
+	}
 	return errors.Is(err, kerr.SaslAuthenticationFailed) ||
 		errors.Is(err, kerr.IllegalSaslState) ||
 		errors.Is(err, kerr.UnsupportedSaslMechanism)

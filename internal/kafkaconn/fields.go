@@ -80,7 +80,10 @@ func Fields() []*service.ConfigField {
 				Optional().
 				Advanced(),
 		).
-			Description("SASL authentication. Default: absent, no authentication. Flink option: `properties.security.protocol=SASL_PLAINTEXT|SASL_SSL` with `properties.sasl.*`.").
+			Description("SASL authentication. Default: absent, no authentication. A rejected login is logged naming the mechanism and user " +
+				"and retried, the wait doubling from 1s to 1m; kafka_sink ends the run instead (exit 1, naming these fields) when the " +
+				"brokers never accepted the credentials in this run. " +
+				"Flink option: `properties.security.protocol=SASL_PLAINTEXT|SASL_SSL` with `properties.sasl.*`.").
 			Optional(),
 		service.NewDurationField(FieldMetadataMaxAge).
 			Description("Maximum age of cached cluster metadata before it is refreshed (Go duration). Default `5m`. " +

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
@@ -30,6 +31,10 @@ var (
 	ErrLimit = errors.New("event_window: limit reached")
 	// ErrClosed nacks the input batches still held when the buffer closes.
 	ErrClosed = errors.New("event_window: buffer closed with open windows")
+	// ErrEnding nacks the input batches held by open windows when the run
+	// starts to end, and every batch written after: those records are read
+	// again and their windows computed on the next run.
+	ErrEnding = errors.New("event_window: the run is ending: open windows are dropped, their records are read again on the next run")
 )
 
 // Metadata set on each window result.
@@ -104,6 +109,10 @@ type Buffer struct {
 	cfg Config
 	log *service.Logger
 	met metrics
+	// run ends the windows when the stream starts to end (endWindows).
+	run       *halt.Run
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	mu struct {
 		sync.Mutex
@@ -120,6 +129,7 @@ type Buffer struct {
 		lastWrite time.Time              // for flush_after_idle
 		eoi       bool
 		closed    bool
+		ending    bool          // the run is ending: windows dropped, writes nacked
 		changed   chan struct{} // closed and replaced on every state change
 
 		// Exactly-once results (exactlyonce.go): the upstream
@@ -139,14 +149,54 @@ type Buffer struct {
 
 // New returns a buffer for a validated config.
 func New(cfg Config, res *service.Resources) *Buffer {
-	b := &Buffer{cfg: cfg, log: res.Logger(), met: newMetrics(res.Metrics())}
+	b := &Buffer{cfg: cfg, log: res.Logger(), met: newMetrics(res.Metrics()), run: halt.For(res), closing: make(chan struct{})}
 	b.mu.watermark = math.MinInt64
 	b.mu.windows = map[winID]*window{}
 	b.mu.sessions = map[string][]*window{}
 	b.mu.live = map[*batchRef]struct{}{}
 	b.mu.sources = map[txnoffsets.WindowSource]struct{}{}
 	b.mu.changed = make(chan struct{})
+	go b.endWindows()
 	return b
+}
+
+// endWindows drops the open windows when the run starts to end (SIGTERM, or
+// a halt): their input batches are nacked at once. Benthos stops a stream
+// input first and the input waits for the acknowledgement of every record
+// in flight, which open windows would hold until a watermark that never
+// comes: the shutdown would wait out shutdown_timeout. Nacked, the records
+// are not committed, and the next run reads them again and computes their
+// windows (at-least-once results; exactly-once with a transactional sink,
+// whose restored cutoff drops replays of committed windows). Fired results
+// are still delivered.
+func (b *Buffer) endWindows() {
+	select {
+	case <-b.closing:
+		return
+	case <-b.run.Ending():
+	}
+	var nacks acker
+	b.mu.Lock()
+	if b.mu.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.mu.ending = true
+	windows := len(b.mu.heap)
+	for _, w := range b.mu.heap {
+		b.mu.heldRows -= len(w.rows)
+		b.dropRefsLocked(w.refs, &nacks)
+	}
+	b.mu.heap = b.mu.heap[:0]
+	clear(b.mu.windows)
+	clear(b.mu.sessions)
+	b.met.open.Set(0)
+	ready, inflight := len(b.mu.ready), b.mu.inflight
+	b.notifyLocked()
+	b.mu.Unlock()
+	b.log.Infof("event_window: the run is ending: dropped %d open windows and nacked their %d input batches (read again and recomputed on the next run); "+
+		"waiting for %d fired results and %d batches of results in flight to be delivered", windows, len(nacks), ready, inflight)
+	nacks.run(ErrEnding)
 }
 
 func (b *Buffer) notifyLocked() {
@@ -185,6 +235,9 @@ func (b *Buffer) waitForSpaceLocked(ctx context.Context) error {
 		if wins < b.cfg.MaxOpenWindows && b.mu.heldRows < b.cfg.MaxRows {
 			return nil
 		}
+		if b.mu.ending {
+			return ErrEnding
+		}
 		if b.mu.heldWins == 0 || b.mu.closed {
 			return fmt.Errorf("%w: %d open windows (field %s: %d), %d rows kept (field %s: %d); "+
 				"the watermark does not advance far enough to fire them: raise the limit, shorten the windows or check the watermark",
@@ -207,6 +260,10 @@ func (b *Buffer) waitForSpaceLocked(ctx context.Context) error {
 // is called when every window and passthrough message holding it is acked.
 func (b *Buffer) WriteBatch(ctx context.Context, batch service.MessageBatch, ackFn service.AckFunc) error {
 	b.mu.Lock()
+	if b.mu.ending {
+		b.mu.Unlock()
+		return ErrEnding
+	}
 	if err := b.waitForSpaceLocked(ctx); err != nil {
 		b.mu.Unlock()
 		return err
@@ -795,6 +852,7 @@ func (b *Buffer) EndOfInput() {
 // results): an input that can replay them will, and the windows are
 // recomputed on the next run.
 func (b *Buffer) Close(context.Context) error {
+	b.closeOnce.Do(func() { close(b.closing) })
 	b.mu.Lock()
 	b.mu.closed = true
 	var nacks acker

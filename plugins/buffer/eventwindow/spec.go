@@ -103,6 +103,11 @@ that delivers a batch message by message and fails part way gets the delivered o
 in `+"`exactly_once`"+` mode commits a batch in one transaction, all or nothing, so it sees no duplicates. When the buffer closes with
 windows open, their input batches are nacked so that an input able to replay does.
 
+On SIGTERM or SIGINT (or when the run stops on an error) the open windows are dropped at once and their input batches
+nacked, instead of holding the shutdown until `+"`shutdown_timeout`"+` (the input waits for every record in flight): the source
+commits none of those records, and the next run reads them again and computes their windows. Fired results are still
+delivered; writes after that are nacked. The buffer logs at info level what it dropped and what it still waits for.
+
 ### Firing rule (Flink)
 
 Flink's `+"`EventTimeTrigger`"+` fires a window when `+"`window.maxTimestamp() = end - 1 <= watermark`"+`, and with

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkatest"
@@ -81,8 +82,11 @@ func kcatCommitted(t *testing.T, kcat, broker, topic string) []string {
 }
 
 // On a real Apache Kafka broker, exactly_once batches commit and kcat reading
-// read_committed sees them; a batch that Kafka refuses in part is aborted and
-// kcat sees none of it, although its other records are in the log.
+// read_committed sees them. A record the broker refuses for what it holds
+// (over the topic's max.message.bytes) aborts its transaction; its message
+// then fails alone and the rest of the batch commits in a new transaction:
+// kcat sees the rest once, and never the refused record, although the
+// aborted attempt is in the log.
 func TestIntegrationExactlyOnceKcat(t *testing.T) {
 	t.Parallel()
 	broker := kafkatest.Broker(t)
@@ -105,16 +109,13 @@ allow_auto_topic_creation: false
 	if err := s.WriteBatch(ctx, values("", "c1", "c2", "c3", "c4")); err != nil {
 		t.Fatal(err)
 	}
-	aborted := append(values("", "a1", "a2"), message(strings.Repeat("x", 4096), "topic", small))
-	err := s.WriteBatch(ctx, aborted)
-	if err == nil {
-		t.Fatal("a batch with a record over max.message.bytes committed")
+	mixed := append(values("", "a1", "a2"), message(strings.Repeat("x", 4096), "topic", small))
+	failed := failedIndices(t, s.WriteBatch(ctx, mixed))
+	if len(failed) != 1 || !errors.Is(failed[2], kerr.MessageTooLarge) {
+		t.Fatalf("want only message 2 failed with MESSAGE_TOO_LARGE, got %v", failed)
 	}
-	t.Logf("aborted as expected: %v", err)
-	if errors.Is(err, service.ErrNotConnected) {
-		if err := s.Connect(ctx); err != nil {
-			t.Fatal(err)
-		}
+	if s.run.Stopped() {
+		t.Fatalf("a record refused alone ended the run: %v", s.run.Err())
 	}
 	if err := s.WriteBatch(ctx, values("", "c5", "c6")); err != nil {
 		t.Fatal(err)
@@ -122,11 +123,11 @@ allow_auto_topic_creation: false
 
 	got := kcatCommitted(t, kcat, broker, topic)
 	slices.Sort(got)
-	if want := []string{"c1", "c2", "c3", "c4", "c5", "c6"}; !slices.Equal(got, want) {
+	if want := []string{"a1", "a2", "c1", "c2", "c3", "c4", "c5", "c6"}; !slices.Equal(got, want) {
 		t.Fatalf("kcat read_committed sees %v, want %v", got, want)
 	}
-	if n := endOffsets(t, broker, topic); n < 8 {
-		t.Errorf("the log holds %d offsets, want the aborted records and markers too (>= 8)", n)
+	if n := endOffsets(t, broker, topic); n < 11 {
+		t.Errorf("the log holds %d offsets, want the aborted attempt and markers too (>= 11)", n)
 	}
 }
 
@@ -225,5 +226,40 @@ transactional_id_suffix: same
 	}
 	if got := kcatCommitted(t, kcat, broker, topic); !slices.Equal(got, []string{"first-1", "second-1"}) {
 		t.Fatalf("kcat read_committed sees %v, want [first-1 second-1]", got)
+	}
+}
+
+// On the real broker's SASL listener, a password the broker never accepted
+// ends the run at the first connect, naming the fields (never the
+// password), and ends Benthos's connect loop (no back-off to wait out).
+func TestIntegrationWrongPasswordEndsRun(t *testing.T) {
+	t.Parallel()
+	addr, user, password := kafkatest.SASL(t)
+	s, run, _ := newHaltableSink(t, fmt.Sprintf(`
+seed_brokers: [ %q ]
+topic: events
+sasl:
+  mechanism: SCRAM-SHA-256
+  username: %s
+  password: not-%s
+`, addr, user, password))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := s.Connect(ctx)
+	var bo *service.ErrBackOff
+	if !errors.Is(err, service.ErrEndOfInput) || errors.As(err, &bo) {
+		t.Fatalf("want the end of the output without a back-off, got %T: %v", err, err)
+	}
+	if !run.Stopped() {
+		t.Fatal("credentials the broker never accepted did not end the run")
+	}
+	msg := run.Err().Error()
+	for _, want := range []string{"SCRAM-SHA-256", `"` + user + `"`, "sasl.username", "sasl.password", "SASL_AUTHENTICATION_FAILED"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("run error does not name %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "not-"+password) {
+		t.Errorf("run error leaks the password: %s", msg)
 	}
 }

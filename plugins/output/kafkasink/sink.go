@@ -8,12 +8,14 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -45,10 +47,10 @@ func (e *ProduceError) Error() string {
 func (e *ProduceError) Unwrap() error { return e.Err }
 
 // Back-off bounds for recreating a transactional producer: after one was
-// lost (fenced, or failed beyond repair), Connect waits recreateBackoffMin
-// before creating a new one, doubling per further loss without a commit in
-// between up to recreateBackoffMax, so that two writers with the same
-// transactional id do not fence each other in a tight loop. (Fencing does
+// lost (fenced, or failed beyond repair), Connect asks Benthos to wait
+// recreateBackoffMin before it creates a new one, doubling per further loss
+// without a commit in between up to recreateBackoffMax, so that two writers
+// with the same transactional id do not fence each other in a tight loop. (Fencing does
 // not always surface as PRODUCER_FENCED: a commit racing the other writer's
 // initialisation can fail with INVALID_TXN_STATE instead.)
 const (
@@ -63,6 +65,19 @@ type Sink struct {
 	log     *service.Logger
 	conn    *kafkaconn.Connector
 	m       metrics
+	// run is the stream's halt state: a permanent error ends the run
+	// through it, and nothing commits once it stops (errors.go).
+	run *halt.Run
+	// writing counts the WriteBatch calls in flight, for the log line
+	// that says what the end of the run waits for.
+	writing atomic.Int32
+	// closing is closed by Close: it ends the goroutine that logs the
+	// end of the run.
+	closing   chan struct{}
+	closeOnce sync.Once
+	// gaveUp logs once that the end of the run stops the connection
+	// attempts, from logEnding or from Connect, whichever comes first.
+	gaveUp sync.Once
 
 	// write is the WriteBatch strategy of the delivery guarantee.
 	write func(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error
@@ -123,11 +138,14 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 		checkPartitions: cfg.Partitioner == PartitionerManual || cfg.Partitioner == PartitionerExpression,
 		recreate:        kafkaconn.NewBackoff(recreateBackoffMin, recreateBackoffMax),
 		producerOpts:    cfg.producerOpts(part),
+		run:             halt.For(mgr),
+		closing:         make(chan struct{}),
 	}
 	s.write = s.writeIndependent
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		s.write = s.writeTransaction
 	}
+	go s.logEnding()
 	return s, nil
 }
 
@@ -137,7 +155,15 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 // WriteBatch returned service.ErrNotConnected, it checks that the existing
 // client reaches a broker again (the client redials by itself), or, when the
 // transactional producer was lost, creates a new one (after a back-off that
-// grows with each loss until a commit succeeds). Benthos backs off between failed attempts.
+// grows with each loss until a commit succeeds, waited by Benthos).
+//
+// Connect never sleeps: Benthos waits between attempts (its own short
+// back-off, or the service.ErrBackOff returned here). An error that cannot
+// clear (kafkaconn.Permanent: a transaction timeout above the broker's
+// maximum, a missing ACL, credentials never accepted) ends the run. Once the
+// run is ending (SIGTERM, or a halt) an attempt in progress is cut short and
+// no new one starts, so an output that cannot reach Kafka does not hold the
+// shutdown.
 func (s *Sink) Connect(ctx context.Context) error {
 	s.mu.Lock()
 	cl, closed := s.mu.client, s.mu.closed
@@ -145,25 +171,32 @@ func (s *Sink) Connect(ctx context.Context) error {
 	if closed {
 		return ErrSinkClosed
 	}
+	if s.run.IsEnding() {
+		s.logGaveUp()
+		return s.endingError()
+	}
+	ctx, cancel := s.run.WithEnding(ctx)
+	defer cancel()
 	if cl != nil {
 		if err := cl.Ping(ctx); err != nil {
-			return fmt.Errorf("reconnecting to kafka at %v: %w", s.cfg.Conn.SeedBrokers, err)
+			return s.connectFailed(ctx, fmt.Errorf("reconnecting to kafka at %v: %w", s.cfg.Conn.SeedBrokers, err))
 		}
 		return nil
 	}
-	if err := s.recreate.Wait(ctx, fmt.Sprintf("recreate transactional producer %q after losing it", s.cfg.TransactionalID())); err != nil {
-		return err
+	if wait := s.recreate.Remaining(); wait > 0 {
+		return service.NewErrBackOff(fmt.Errorf("kafka_sink: transactional producer %q was lost %d times since the last commit: creating a new one in %v",
+			s.cfg.TransactionalID(), s.recreate.Failures(), wait.Round(time.Millisecond)), wait)
 	}
 
 	cl, err := s.conn.Connect(ctx, slices.Concat(s.producerOpts, s.clientOpts)...)
 	if err != nil {
-		return err
+		return s.connectFailed(ctx, err)
 	}
 	clusterID := ""
 	if s.cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		if err := s.initProducer(ctx, cl); err != nil {
 			cl.Close()
-			return err
+			return s.connectFailed(ctx, err)
 		}
 		if m, err := kadm.NewClient(cl).BrokerMetadata(ctx); err == nil {
 			clusterID = m.Cluster
@@ -204,11 +237,16 @@ func (s *Sink) client() *kgo.Client {
 // error); or service.ErrNotConnected when no message could reach Kafka for
 // connection reasons, so that Benthos reconnects and retries the batch.
 func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error {
+	if err := s.stoppedError(); err != nil {
+		return err
+	}
 	cl := s.client()
 	if cl == nil {
 		return service.ErrNotConnected
 	}
-	return s.write(ctx, cl, batch)
+	s.writing.Add(1)
+	defer s.writing.Add(-1)
+	return s.nackAtEnd(s.write(ctx, cl, batch))
 }
 
 // writeIndependent writes the records of an at_least_once or none batch, each
@@ -216,6 +254,7 @@ func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error
 func (s *Sink) writeIndependent(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	recs, errs := s.buildRecords(batch)
 	s.produce(ctx, cl, recs, errs)
+	s.endRunOnPermanent(ctx, cl, errs)
 	s.countSent(recs, errs)
 	return s.batchResult(batch, errs)
 }
@@ -377,9 +416,12 @@ func isConnectionError(err error) bool {
 	return errors.As(err, &opErr)
 }
 
-// Close flushes buffered records until ctx is done, then closes the client;
-// records still unacknowledged then fail with kgo.ErrClientClosed.
+// Close flushes buffered records, for at most the sink's timeout (within
+// ctx), then closes the client; records still unacknowledged then fail with
+// kgo.ErrClientClosed. Benthos calls Close when no WriteBatch is in flight
+// any more, so an exactly_once sink has no open transaction by then.
 func (s *Sink) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.mu.Lock()
 	cl := s.mu.client
 	s.mu.client, s.mu.closed = nil, true
@@ -387,10 +429,58 @@ func (s *Sink) Close(ctx context.Context) error {
 	if cl == nil {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	if n := cl.BufferedProduceRecords(); n > 0 {
+		s.log.Infof("kafka_sink: closing: waiting for %d buffered records to be acknowledged by kafka at %v (at most %v, field %s)",
+			n, s.cfg.Conn.SeedBrokers, s.cfg.Timeout, FieldTimeout)
+	}
 	err := cl.Flush(ctx)
 	cl.Close()
 	if err != nil {
 		return fmt.Errorf("kafka_sink: flushing before close: %w", err)
 	}
 	return nil
+}
+
+// logEnding logs (info), when the run starts to end, what the sink still
+// waits for.
+func (s *Sink) logEnding() {
+	select {
+	case <-s.closing:
+		return
+	case <-s.run.Ending():
+	}
+	n := s.writing.Load()
+	eos := s.cfg.DeliveryGuarantee == DeliveryExactlyOnce
+	switch {
+	case n > 0 && eos && s.run.Stopped():
+		s.log.Infof("kafka_sink: the run is stopping on an error: the open transaction of transactional id %q is aborted, not committed (each step at most %v, field %s)",
+			s.cfg.TransactionalID(), s.cfg.Timeout, FieldTimeout)
+	case n > 0 && eos:
+		s.log.Infof("kafka_sink: the run is ending: waiting for the transaction in flight (transactional id %q) to commit or abort (each step at most %v, field %s)",
+			s.cfg.TransactionalID(), s.cfg.Timeout, FieldTimeout)
+	case n > 0:
+		s.log.Infof("kafka_sink: the run is ending: waiting for %d batches in flight to be acknowledged by kafka at %v (at most %v, field %s)",
+			n, s.cfg.Conn.SeedBrokers, s.cfg.Timeout, FieldTimeout)
+	case s.client() == nil:
+		s.logGaveUp()
+	case s.cfg.Batching.Period != "" || s.cfg.Batching.Count > 1 || s.cfg.Batching.ByteSize > 0:
+		// Benthos's batcher holds what it has not handed over yet, and the
+		// input waits for those messages until the shutdown times out.
+		s.log.Infof("kafka_sink: the run is ending: no batch in the sink; the input waits for the messages its %s policy "+
+			"(count %d, byte_size %d, period %q) still holds, at most three quarters of shutdown_timeout; "+
+			"then the run stops, and what was not committed is read again on the next run",
+			FieldBatching, s.cfg.Batching.Count, s.cfg.Batching.ByteSize, s.cfg.Batching.Period)
+	default:
+		s.log.Infof("kafka_sink: the run is ending: no batch in flight, nothing to wait for")
+	}
+}
+
+// logGaveUp logs, once, that the sink stops connecting because the run is
+// ending.
+func (s *Sink) logGaveUp() {
+	s.gaveUp.Do(func() {
+		s.log.Infof("kafka_sink: the run is ending while not connected to kafka at %v: no further connection attempt", s.cfg.Conn.SeedBrokers)
+	})
 }

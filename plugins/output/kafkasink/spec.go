@@ -102,7 +102,9 @@ whole batch fails, so that it is delivered again as a whole; nothing of it is
 visible to `+"`read_committed`"+` readers. A message that cannot become a record at
 all (its topic, key, timestamp or partition cannot be computed, or its
 partition does not exist) never joins the transaction: it fails alone and the
-rest of the batch commits.
+rest of the batch commits. So does a record Kafka refuses for what it holds,
+alone (larger than `+"`max_message_bytes`"+`): the transaction is aborted and the
+rest of the batch committed in a new one.
 
 Without a batching policy each batch the pipeline hands over is one
 transaction: a single message for most inputs (correct but slow: set
@@ -228,6 +230,36 @@ is reported as a batch error naming each failed message with its topic and
 partition, so only those are retried. A message whose topic, key, timestamp
 or partition cannot be computed fails alone too.
 
+Errors are sorted into classes (docs/errors.md lists them):
+
+- Transient (a broker down or restarting, a leader moving, a coordinator
+  loading, a timeout): retried. Benthos calls Connect again after its
+  back-off, logging one line per failed attempt; a failed batch is retried.
+- Permanent, which no retry clears: the run ends, `+"`connectd`"+` exits 1 and prints
+  the error, which names the field to change: a `+"`transaction_timeout`"+` above the
+  brokers' `+"`transaction.max.timeout.ms`"+`, a missing ACL (topic, consumer group,
+  transactional id, cluster), a topic that does not exist and is not created
+  (`+"`allow_auto_topic_creation: false`"+` or the brokers' `+"`auto.create.topics.enable=false`"+`:
+  after 4 metadata refreshes without it, about a second, and a last check), an
+  illegal topic name, a codec or request the brokers do not support, SASL or TLS
+  credentials the brokers never accepted in this run (credentials refused after
+  they worked are retried, the wait doubling from 1s to 1m).
+- A record refused for what it holds (too large, a timestamp the topic
+  refuses): that message fails alone; route it with a `+"`fallback`"+` output.
+
+Once the run stops on an error, here or in another component (a bad record
+under `+"`on_error: fail`"+`), the sink writes nothing more, and with exactly_once a
+transaction open at that moment is aborted instead of committed.
+
+### Shutdown
+
+On SIGTERM or SIGINT the sink finishes the batch in flight (each step at most
+`+"`timeout`"+`), gives up connecting if it cannot reach Kafka (it no longer holds the
+shutdown until `+"`shutdown_timeout`"+`), and logs at info level what it still waits
+for. Messages the `+"`batching`"+` policy still holds keep the input waiting until
+three quarters of `+"`shutdown_timeout`"+`; what was not committed is read again on
+the next run.
+
 ### Ordering
 
 Within one batch, records with the same key are written in order. With
@@ -332,7 +364,7 @@ With exactly_once:
 			service.NewDurationField(FieldTransactionTimeout).
 				Description("How long the broker lets a transaction stay open before aborting it (Go duration, at least 1ms; sent in whole "+
 					"milliseconds). Must be longer than `batching.period` and at most the brokers' `transaction.max.timeout.ms` "+
-					"(default 15m); a refused value fails at connect naming both. Only used with exactly_once. Default `1m`. "+
+					"(default 15m); a refused value ends the run at connect (exit 1) naming both. Only used with exactly_once. Default `1m`. "+
 					"Flink option: `properties.transaction.timeout.ms`.").
 				Default(defaultTransactionTimeout).
 				Advanced(),
@@ -354,14 +386,17 @@ With exactly_once:
 				Advanced(),
 			service.NewIntField(FieldMaxMessageBytes).
 				Description("Largest record batch the producer sends, in bytes (uncompressed); a single message larger than this fails "+
-					"without being sent. Between 512 and 104857600. Default 1048576 (1 MiB). The topic's `max.message.bytes` on the broker "+
-					"also applies. Flink option: `properties.max.request.size`.").
+					"alone without being sent (with exactly_once too: the rest of its batch commits). Between 512 and 104857600. "+
+					"Default 1048576 (1 MiB). Keep it at most the topics' `max.message.bytes`: when the broker refuses a whole batch "+
+					"of records, the bad one cannot be told apart, and with exactly_once the run ends. "+
+					"Flink option: `properties.max.request.size`.").
 				Default(defaultMaxMessageBytes).
 				Advanced(),
 			service.NewBoolField(FieldAutoCreateTopics).
 				Description("Ask the broker to create a topic that does not exist when a record is written to it, as the Java producer "+
 					"does by default; the broker creates it only if its `auto.create.topics.enable` is true, with its default partitions. "+
-					"With `false`, a record for a missing topic fails naming the topic. Default `true`. "+
+					"A topic that does not exist and is not created (with `false`, or when the brokers do not create topics) "+
+					"ends the run (exit 1) naming the topic, after 4 metadata refreshes without it and a last check. Default `true`. "+
 					"Flink option: `properties.allow.auto.create.topics`.").
 				Default(true).
 				Advanced(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
@@ -26,10 +28,11 @@ var ErrFenced = errors.New("transactional producer fenced")
 
 // isFenced reports whether err means that the broker will not accept this
 // producer again: a newer producer holds its transactional id (or its epoch
-// was bumped by a timeout abort), or it may not use the id at all.
+// was bumped by a timeout abort). A new producer clears it. (A producer
+// that may not use its id at all, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, is
+// a permanent error: it ends the run.)
 func isFenced(err error) bool {
-	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
-		errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch)
 }
 
 // initProducer initialises the transactional producer (InitProducerID) before
@@ -63,7 +66,9 @@ func (s *Sink) describeInitError(ctx context.Context, cl *kgo.Client, err error)
 			brokerTxnMaxTimeout, limit, FieldTransactionTimeout, brokerTxnMaxTimeout, err)
 	case errors.Is(err, kerr.TransactionalIDAuthorizationFailed):
 		return fmt.Errorf("initialising transactional producer %q: the principal may not use this transactional id "+
-			"(grant WRITE and DESCRIBE on TransactionalId %q, or change %s): %w", id, id, FieldTransactionalIDPrefix, err)
+			"(grant WRITE and DESCRIBE on TransactionalId %q, or change field %s): %w", id, id, FieldTransactionalIDPrefix, err)
+	case kafkaconn.Classify(err) == kafkaconn.Permanent:
+		return fmt.Errorf("initialising transactional producer %q at %v: %w: %s", id, s.cfg.Conn.SeedBrokers, err, permanentHint(err))
 	}
 	return fmt.Errorf("initialising transactional producer %q at %v: %w", id, s.cfg.Conn.SeedBrokers, err)
 }
@@ -117,12 +122,27 @@ func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch servi
 	s.txnMu.Lock()
 	defer s.txnMu.Unlock()
 
-	var notOwned map[txnoffsets.TopicPartition]error
+	var (
+		notOwned map[txnoffsets.TopicPartition]error
+		refused  map[int]error
+	)
 	wait, retries := retryTxnMin, 0
 	for {
-		err := s.transact(ctx, cl, batch, notOwned)
-		var moved *txnoffsets.NotOwnedError
+		err := s.transact(ctx, cl, batch, notOwned, refused)
+		var (
+			moved *txnoffsets.NotOwnedError
+			bad   *refusedRecordsError
+		)
 		switch {
+		case errors.As(err, &bad):
+			// Each round fails at least one more message alone, so
+			// this ends within len(batch) rounds.
+			if refused == nil {
+				refused = map[int]error{}
+			}
+			maps.Copy(refused, bad.refused)
+			s.log.Warnf("kafka_sink: %v; those messages fail alone, the rest of the batch is retried", bad)
+			continue
 		case errors.Is(err, errPartitionsMoved) && errors.As(err, &moved):
 			if notOwned == nil {
 				notOwned = map[txnoffsets.TopicPartition]error{}
@@ -166,9 +186,14 @@ var errPartitionsMoved = errors.New("transaction aborted: source partitions move
 var errRetryInPlace = errors.New("transaction aborted for a transient reason")
 
 // transact writes batch in one transaction, leaving out (failing) the
-// messages whose origin is in notOwned.
-func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.MessageBatch, notOwned map[txnoffsets.TopicPartition]error) error {
+// messages whose origin is in notOwned and the messages in refused (by
+// index: their records were refused for what they hold).
+func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.MessageBatch,
+	notOwned map[txnoffsets.TopicPartition]error, refused map[int]error) error {
 	recs, errs := s.buildRecords(batch)
+	for i, err := range refused {
+		recs[i], errs[i] = nil, err
+	}
 	if len(notOwned) > 0 {
 		for i, m := range batch {
 			if o, ok := txnoffsets.FromContext(m.Context()); ok && recs[i] != nil {
@@ -187,7 +212,7 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 	s.m.txnBegun.Incr(1)
 	s.produce(ctx, cl, recs, errs)
 	if err := firstProduceError(recs, errs); err != nil {
-		return s.abort(ctx, cl, batch, err)
+		return s.produceFailed(ctx, cl, batch, recs, errs, err)
 	}
 
 	// A cancelled EndTxn leaves the outcome unknown, so it is bounded by
@@ -209,6 +234,9 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 	// transactions open on the broker.
 	sources := s.pairedOrigins(batch, recs, errs)
 	if err := s.commitOffsetsInTxn(endCtx, cl, sources); err != nil {
+		if kafkaconn.Classify(err) == kafkaconn.Permanent {
+			s.endRun(fmt.Errorf("kafka_sink: %w: %s", err, permanentHint(err)))
+		}
 		aerr := s.abort(ctx, cl, batch, err)
 		var moved *txnoffsets.NotOwnedError
 		switch {
@@ -220,6 +248,13 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 			return fmt.Errorf("%w: %w", errRetryInPlace, aerr)
 		}
 		return aerr
+	}
+	// Once the run stops on an error (a bad record elsewhere under
+	// on_error: fail), nothing after it may commit.
+	if err := s.stoppedError(); err != nil {
+		s.log.Infof("kafka_sink: the run is stopping on an error: aborting the open transaction of %d messages (transactional id %q) instead of committing it",
+			len(batch), s.cfg.TransactionalID())
+		return s.abort(ctx, cl, batch, err)
 	}
 	start := time.Now()
 	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
@@ -280,6 +315,10 @@ func (s *Sink) abort(ctx context.Context, cl *kgo.Client, batch service.MessageB
 	if _, _, err := cl.ProducerID(endCtx); err != nil {
 		return s.producerLost(cl, "recovering from an aborted transaction", fmt.Errorf("%w (after aborting because of: %w)", err, cause))
 	}
+	if errors.Is(cause, ErrRunStopped) {
+		return fmt.Errorf("kafka_sink: transaction of %d messages aborted, not committed (transactional id %q): %w",
+			len(batch), s.cfg.TransactionalID(), cause)
+	}
 	return fmt.Errorf("kafka_sink: transaction of %d messages aborted (transactional id %q), the whole batch is retried: %w",
 		len(batch), s.cfg.TransactionalID(), cause)
 }
@@ -291,7 +330,9 @@ func (s *Sink) abort(ctx context.Context, cl *kgo.Client, batch service.MessageB
 // kafka_sink_txn_fenced. Every loss delays the next Connect by a back-off
 // that doubles per loss without a commit in between: two writers with the
 // same transactional id fence each other visibly and slowly, never silently
-// in a tight loop.
+// in a tight loop. A cause that cannot clear (kafkaconn.Permanent, for
+// example a transactional id the principal may no longer use) ends the run
+// instead.
 func (s *Sink) producerLost(cl *kgo.Client, during string, cause error) error {
 	id := s.cfg.TransactionalID()
 	s.mu.Lock()
@@ -299,8 +340,13 @@ func (s *Sink) producerLost(cl *kgo.Client, during string, cause error) error {
 		s.mu.client = nil
 	}
 	s.mu.Unlock()
-	losses, wait := s.recreate.Fail()
 	cl.Close()
+	if kafkaconn.Classify(cause) == kafkaconn.Permanent {
+		err := fmt.Errorf("transactional producer %q failed while %s: %w: %s", id, during, cause, permanentHint(cause))
+		s.endRun(err)
+		return fmt.Errorf("%w: %w", service.ErrNotConnected, err)
+	}
+	losses, wait := s.recreate.Fail()
 
 	if isFenced(cause) {
 		s.m.txnFenced.Incr(1)

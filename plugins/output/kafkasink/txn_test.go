@@ -62,12 +62,27 @@ func newLoggedSink(t *testing.T, yaml string) (*Sink, *syncBuffer) {
 	return s, logs
 }
 
+// connect connects s as Benthos does: a service.ErrBackOff (a lost
+// producer's back-off) is waited out before the next attempt; any other
+// error fails the test.
 func connect(t *testing.T, s *Sink) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := s.Connect(ctx); err != nil {
-		t.Fatal(err)
+	for {
+		err := s.Connect(ctx)
+		var bo *service.ErrBackOff
+		if !errors.As(err, &bo) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		select {
+		case <-time.After(bo.Wait):
+		case <-ctx.Done():
+			t.Fatalf("still backing off after 15s: %v", err)
+		}
 	}
 }
 
@@ -163,13 +178,15 @@ func TestExactlyOnceCommitsAcrossTopics(t *testing.T) {
 	}
 }
 
-// A record Kafka refuses aborts the whole transaction: the batch fails as a
-// whole and read_committed readers see none of it.
+// A produce Kafka refuses (for a reason that may clear) aborts the whole
+// transaction: the batch fails as a whole and read_committed readers see
+// none of it.
 func TestExactlyOnceAbortsOnProduceError(t *testing.T) {
 	t.Parallel()
 	c, addr := newCluster(t, kfake.SeedTopics(1, "events"))
-	// The first produce request is answered with INVALID_RECORD (not
-	// retriable) for every partition in it.
+	// The first produce request is answered with UNKNOWN_SERVER_ERROR
+	// (not retriable by the client, transient for the run) for every
+	// partition in it.
 	var refused atomic.Int32
 	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		pr := req.(*kmsg.ProduceRequest)
@@ -184,7 +201,7 @@ func TestExactlyOnceAbortsOnProduceError(t *testing.T) {
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewProduceResponseTopicPartition()
 				sp.Partition = rp.Partition
-				sp.ErrorCode = kerr.InvalidRecord.Code
+				sp.ErrorCode = kerr.UnknownServerError.Code
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)
@@ -203,7 +220,7 @@ func TestExactlyOnceAbortsOnProduceError(t *testing.T) {
 	if errors.As(err, &berr) {
 		t.Fatalf("want the whole batch failed, got a batch error for some messages: %v", err)
 	}
-	if !errors.Is(err, kerr.InvalidRecord) {
+	if !errors.Is(err, kerr.UnknownServerError) {
 		t.Errorf("error does not carry the cause: %v", err)
 	}
 	if refused.Load() == 0 {
