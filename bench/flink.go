@@ -329,9 +329,11 @@ func verifyCopy(ctx context.Context, brokers, out, guarantee string, n int64) (i
 	if err != nil {
 		return got, err
 	}
-	if got < n || (guarantee == "exactly_once" && got != n) {
-		return got, fmt.Errorf("output %s holds %d records read_committed, want %s%d", out, got,
-			map[bool]string{true: "exactly ", false: "at least "}[guarantee == "exactly_once"], n)
+	switch {
+	case guarantee == "exactly_once" && got != n:
+		return got, fmt.Errorf("output %s holds %d records read_committed, want exactly %d", out, got, n)
+	case got < n:
+		return got, fmt.Errorf("output %s holds %d records read_committed, want at least %d", out, got, n)
 	}
 	return got, nil
 }
