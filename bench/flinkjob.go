@@ -28,6 +28,32 @@ var (
 	flinkKafkaVersion = flag.String("flink-kafka-version", "5.0.0-2.2", "flink-connector-kafka version matching -flink-version (flink scenario)")
 )
 
+// flinkJava17Opts are the module options a Flink 2.x distribution passes
+// every JVM on Java 17 (flink-dist's config.yaml, env.java.opts.all): Flink
+// reflects into java.base, for instance to serialize a task's failure, and
+// without them such an error path dies of InaccessibleObjectException
+// instead of reporting the failure.
+var flinkJava17Opts = strings.Fields(`--add-exports=java.base/sun.net.util=ALL-UNNAMED
+--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED
+--add-exports=jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED
+--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+--add-exports=jdk.compiler/com.sun.tools.javac.parser=ALL-UNNAMED
+--add-exports=jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED
+--add-exports=jdk.compiler/com.sun.tools.javac.util=ALL-UNNAMED
+--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED
+--add-opens=java.base/java.lang=ALL-UNNAMED
+--add-opens=java.base/java.net=ALL-UNNAMED
+--add-opens=java.base/java.io=ALL-UNNAMED
+--add-opens=java.base/java.nio=ALL-UNNAMED
+--add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+--add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+--add-opens=java.base/java.text=ALL-UNNAMED
+--add-opens=java.base/java.time=ALL-UNNAMED
+--add-opens=java.base/java.util=ALL-UNNAMED
+--add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
+--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED`)
+
 //go:embed flink/pom.xml flink/src
 var flinkJobSources embed.FS
 
@@ -176,7 +202,7 @@ func (j flinkJob) run(ctx context.Context, args ...string) (flinkRun, error) {
 		return flinkRun{}, err
 	}
 	logf.Close()
-	argv := append(slices.Clone(j.javaOpts), "-Dflink.bench.log="+logf.Name(), "-cp", j.classpath, "io.connectd.bench.FlinkBench")
+	argv := append(slices.Concat(flinkJava17Opts, j.javaOpts), "-Dflink.bench.log="+logf.Name(), "-cp", j.classpath, "io.connectd.bench.FlinkBench")
 	cmd := exec.CommandContext(ctx, j.java, append(argv, args...)...)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
@@ -214,7 +240,7 @@ func tail(path string, n int) string {
 // optsText names the JVM options of the runs for the report.
 func (j flinkJob) optsText() string {
 	if len(j.javaOpts) == 0 {
-		return "the JVM's defaults (BENCH_FLINK_JAVA_OPTS unset)"
+		return "the JVM's defaults (BENCH_FLINK_JAVA_OPTS unset) and the Java 17 module options of flink-dist"
 	}
-	return "`" + strings.Join(j.javaOpts, " ") + "`"
+	return "`" + strings.Join(j.javaOpts, " ") + "` and the Java 17 module options of flink-dist"
 }

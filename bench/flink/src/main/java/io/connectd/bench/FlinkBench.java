@@ -40,7 +40,23 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class FlinkBench {
     private FlinkBench() {}
 
-    public static void main(String[] argv) throws Exception {
+    /**
+     * Runs the job and exits: 0 after printing the result, 1 on any failure. Exiting explicitly
+     * keeps a failed MiniCluster (an OutOfMemoryError while starting, say) from leaving
+     * non-daemon threads that would keep the JVM, and the bench, waiting.
+     */
+    public static void main(String[] argv) {
+        try {
+            run(argv);
+        } catch (Throwable t) {
+            t.printStackTrace();
+            System.err.flush();
+            Runtime.getRuntime().halt(1);
+        }
+        System.exit(0);
+    }
+
+    private static void run(String[] argv) throws Exception {
         long mainMs = System.currentTimeMillis();
         Map<String, String> args = parse(argv);
         String job = need(args, "job");
