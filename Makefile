@@ -50,7 +50,10 @@ lint: build
 	$(BIN) test ./config/...
 
 ## bench: connectd vs the raw franz-go client on the real broker (a report, not a test).
-BENCH_SCENARIOS ?= source,sink,windows,formats
+## BENCH_FLINK=1 adds the scenario flink (Apache Flink's Kafka connector as a contender;
+## needs Java 17+ and Maven with Maven Central, see docs/benchmarks.md).
+comma := ,
+BENCH_SCENARIOS ?= source,sink,windows,formats$(if $(filter 1,$(BENCH_FLINK)),$(comma)flink)
 BENCH_FLAGS ?= -scenarios $(BENCH_SCENARIOS) -records 5000000 -size 200 -partitions 8 -rounds 3
 bench: build
 	scripts/kafka.sh up
