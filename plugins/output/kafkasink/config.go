@@ -100,9 +100,11 @@ type Config struct {
 	TimestampMs *service.InterpolatedString
 	// DeliveryGuarantee defaults to DeliveryAtLeastOnce.
 	DeliveryGuarantee DeliveryGuarantee
-	// MaxInFlight is the number of batches written in parallel. Default 64;
-	// with DeliveryExactlyOnce it must be 1 (and defaults to 1), since a
-	// transactional producer runs one transaction at a time.
+	// MaxInFlight is the number of batches written in parallel. Default 1,
+	// which keeps per-partition order; above 1 batches race into the
+	// producer and order is not guaranteed. With DeliveryExactlyOnce it
+	// must be 1, since a transactional producer runs one transaction at a
+	// time.
 	MaxInFlight int
 	// TransactionalIDPrefix, joined with TransactionalIDSuffix, is the
 	// transactional id. Required with DeliveryExactlyOnce, and only
@@ -195,17 +197,8 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	dg, err := conf.FieldString(FieldDeliveryGuarantee)
 	keep(err)
 	c.DeliveryGuarantee = parseDeliveryGuarantee(dg)
-	// max_in_flight has no spec default because its default depends on
-	// delivery_guarantee: a transactional producer runs one transaction
-	// at a time.
-	c.MaxInFlight = defaultMaxInFlight
-	if c.DeliveryGuarantee == DeliveryExactlyOnce {
-		c.MaxInFlight = 1
-	}
-	if conf.Contains(FieldMaxInFlight) {
-		c.MaxInFlight, err = conf.FieldInt(FieldMaxInFlight)
-		keep(err)
-	}
+	c.MaxInFlight, err = conf.FieldInt(FieldMaxInFlight)
+	keep(err)
 	c.TransactionalIDPrefix, err = conf.FieldString(FieldTransactionalIDPrefix)
 	keep(err)
 	c.TransactionalIDSuffix, err = conf.FieldString(FieldTransactionalIDSuffix)

@@ -30,7 +30,7 @@ topic: events
 		t.Fatal(err)
 	}
 	if c.DeliveryGuarantee != DeliveryAtLeastOnce || c.Partitioner != PartitionerDefault || c.Compression != CompressionNone ||
-		c.MaxInFlight != 64 || c.MaxMessageBytes != 1<<20 || c.Timeout != 10*time.Second ||
+		c.MaxInFlight != 1 || c.MaxMessageBytes != 1<<20 || c.Timeout != 10*time.Second ||
 		c.TransactionalIDPrefix != "" || c.TransactionalIDSuffix != "0" || c.TransactionTimeout != time.Minute || c.WriterIndex != 0 {
 		t.Errorf("unexpected defaults: %+v", c)
 	}
@@ -38,7 +38,7 @@ topic: events
 		t.Errorf("partition must be absent by default")
 	}
 
-	// exactly_once: max_in_flight defaults to 1, the id is prefix-suffix.
+	// exactly_once: max_in_flight is 1 too, the id is prefix-suffix.
 	c, err = parseConfig(t, `
 seed_brokers: [ "localhost:9092" ]
 topic: events

@@ -128,6 +128,11 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		s.write = s.writeTransaction
 	}
+	if cfg.MaxInFlight > 1 {
+		s.log.Warnf("kafka_sink: %s is %d: batches are written in parallel, so records of one partition can reach Kafka "+
+			"out of order (a retried batch can land after a later one); set %s: 1, the default, to keep per-partition order",
+			FieldMaxInFlight, cfg.MaxInFlight, FieldMaxInFlight)
+	}
 	return s, nil
 }
 
@@ -211,13 +216,51 @@ func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error
 	return s.write(ctx, cl, batch)
 }
 
-// writeIndependent writes the records of an at_least_once or none batch, each
-// succeeding or failing on its own.
+// writeIndependent writes the records of an at_least_once or none batch.
+// Records that fail for a reason that can clear (see retryInPlace) are written
+// again here, with back-off and a warning per attempt, together with every
+// later record of their partition (replaySet), until they are written or ctx
+// ends: a partition's records reach Kafka in batch order, possibly with an
+// exact replay of a suffix, and never with an older record after a newer one
+// that was not replayed. Records that cannot be written (a field error, a
+// partition out of range, a refusal Kafka marks final) fail alone in a
+// *service.BatchError. When the first attempt lost every record to connection
+// errors, WriteBatch returns service.ErrNotConnected instead: Benthos then
+// reconnects and retries this same batch before taking the next one.
 func (s *Sink) writeIndependent(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	recs, errs := s.buildRecords(batch)
 	s.produce(ctx, cl, recs, errs)
+	var backoff inPlaceBackoff
+	for attempt := 2; ; attempt++ {
+		again := replaySet(recs, errs)
+		if len(again) == 0 || ctx.Err() != nil || (attempt == 2 && lostCluster(errs)) {
+			break
+		}
+		s.log.Warnf("kafka_sink: %d records of a batch of %d were not written, first: %v; writing %d records of %s "+
+			"again in %v (attempt %d), in their order: later records of these partitions wait",
+			countFailed(errs), len(batch), firstRetriable(errs), len(again), describeReplay(recs, again), backoff.delay(), attempt)
+		if _, err := backoff.wait(ctx); err != nil {
+			break
+		}
+		pending := make([]*kgo.Record, len(recs))
+		for _, i := range again {
+			pending[i], errs[i] = recs[i], nil
+		}
+		s.produce(ctx, cl, pending, errs)
+	}
 	s.countSent(recs, errs)
 	return s.batchResult(batch, errs)
+}
+
+// countFailed counts the set errors.
+func countFailed(errs []error) int {
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // countSent counts the records Kafka acknowledged (with exactly_once: that
@@ -292,8 +335,12 @@ func (s *Sink) produce(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, 
 			continue
 		}
 		wg.Add(1)
+		// Set on every attempt: a record written again must not keep
+		// the expired deadline of its previous attempt.
 		if s.checkPartitions {
 			r.Context, _ = withPartitionCheck(ctx, partitionCheckOf(r))
+		} else {
+			r.Context = ctx
 		}
 		// Promises run serially on the client's promise goroutine; each
 		// writes only its own slot of errs, and wg.Wait orders those
@@ -323,11 +370,25 @@ func (s *Sink) produce(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, 
 	}
 }
 
+// lostCluster reports whether every record failed in a produce that may mean
+// the sink cannot reach the cluster.
+func lostCluster(errs []error) bool {
+	for _, err := range errs {
+		// Only a failed produce can mean a lost cluster: a record that could
+		// not be built (a field or encode error) may wrap io.EOF too.
+		var pe *ProduceError
+		if err == nil || !errors.As(err, &pe) || !isConnectionError(err) {
+			return false
+		}
+	}
+	return len(errs) > 0
+}
+
 // batchResult turns per-message errors into the WriteBatch result.
 func (s *Sink) batchResult(batch service.MessageBatch, errs []error) error {
 	var (
-		failed, conn int
-		first        error
+		failed int
+		first  error
 	)
 	for _, err := range errs {
 		if err == nil {
@@ -337,17 +398,11 @@ func (s *Sink) batchResult(batch service.MessageBatch, errs []error) error {
 		if first == nil {
 			first = err
 		}
-		// Only a failed produce can mean a lost cluster: a record that could
-		// not be built (a field or encode error) may wrap io.EOF too.
-		var pe *ProduceError
-		if errors.As(err, &pe) && isConnectionError(err) {
-			conn++
-		}
 	}
 	switch {
 	case failed == 0:
 		return nil
-	case failed == len(batch) && conn == failed:
+	case lostCluster(errs):
 		// Benthos keeps only the sentinel of this error, so log the cause.
 		s.log.Warnf("kafka_sink: no record of a batch of %d reached kafka at %v, reconnecting: %v",
 			len(batch), s.cfg.Conn.SeedBrokers, first)

@@ -58,7 +58,7 @@ const (
 
 // Defaults, shared by the spec and the typed Config.
 const (
-	defaultMaxInFlight     = 64
+	defaultMaxInFlight     = 1
 	defaultMaxMessageBytes = 1 << 20
 	defaultTimeout         = "10s"
 
@@ -230,19 +230,40 @@ value (say `+"`delivery_guarantee: at_least_once`"+` against `+"`'exactly-once'`
 absent one: the table wins over it. Options of the reading side (`+"`scan.*`"+`, `+"`properties.group.id`"+`) are allowed
 and unused; options connectd does not support are errors naming them.
 
+### Ordering and retries
+
+Records a sink receives for one partition reach Kafka in that order, at the
+defaults and across retries, as with Flink's KafkaSink and the Java producer
+with idempotence. Batches are written one at a time (`+"`max_in_flight: 1`"+`);
+inside a batch the producer pipelines up to 5 requests per broker and Kafka
+keeps them in order (idempotence; with `+"`none`"+`, one request at a time).
+
+A record that is not written for a reason that can clear (not acknowledged
+within `+"`timeout`"+`, a connection error, a retriable Kafka error) is written
+again in place, inside the same write, with a back-off (50ms doubling up to
+2s) and a warning per attempt, until it is written or the pipeline stops; the
+next batch waits. It goes again together with every later record of the batch
+in the same partition, written or not, so a partition never holds a newer
+record before an older one that was missing. A record that timed out may have
+been written all the same, so the retry can repeat a run of records
+(at-least-once): for each key, every value read after another is at most the
+next one, a step back always starts an exact replay of values already there,
+and the last value is the last one written. With exactly_once the whole
+transaction is aborted and written again in place (see above). When no record
+of a batch reached Kafka because of connection errors, the sink reports itself
+disconnected; Benthos then reconnects and writes the same batch again before
+the next one.
+
+With `+"`max_in_flight`"+` above 1, batches race into the producer and a retried
+batch can land after a later one: per-partition order is then not guaranteed.
+
 ### Errors
 
-Messages are written in parallel and, except with exactly_once (see above),
-each one succeeds or fails on its own. A batch in which some messages failed
-is reported as a batch error naming each failed message with its topic and
-partition, so only those are retried. A message whose topic, key, timestamp
-or partition cannot be computed fails alone too.
-
-### Ordering
-
-Within one batch, records with the same key are written in order. With
-`+"`max_in_flight`"+` above 1, batches are written in parallel and a retried batch can
-land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
+A message that cannot be written at all fails alone, and the rest of its batch
+is written: its topic, key, timestamp or partition cannot be computed, its
+topic does not exist (after the client's own retries), or Kafka refuses it for
+good (too large, invalid, not authorised). The batch is then reported as a
+batch error naming each failed message with its topic and partition.
 
 ### Metrics
 
@@ -347,11 +368,17 @@ With exactly_once:
 				Default(defaultTransactionTimeout).
 				Advanced(),
 			service.NewIntField(FieldMaxInFlight).
-				Description("Number of batches written in parallel (count, at least 1). Default 64; with `delivery_guarantee: exactly_once` "+
-					"it must be 1, which is then its default (a transactional producer runs one transaction at a time). "+
-					"Flink has no direct equivalent: its parallelism is the number of sink subtasks.").
-				Examples(1, 64).
-				Optional(),
+				Description("Number of batches written in parallel (count, at least 1). Default `1`: one batch at a time, so that "+
+					"the records of a partition reach Kafka in the order the sink received them, also across retries (see "+
+					"Ordering above). Within a batch the producer still pipelines up to 5 requests per broker, in order "+
+					"(idempotence), so larger batches (`batching`) are the way to more throughput. **Above 1, per-partition "+
+					"order is not guaranteed**: batches race into the producer, and a batch retried after a failure can "+
+					"land after a later one; the sink logs a warning at start. With `delivery_guarantee: exactly_once` it "+
+					"must be 1 (a transactional producer runs one transaction at a time). Flink has no such option (its "+
+					"sink writes in order); the Java producer's equivalent is `max.in.flight.requests.per.connection` with "+
+					"idempotence (at most 5 requests, order kept), which connectd applies inside each batch.").
+				Examples(1).
+				Default(defaultMaxInFlight),
 			service.NewBatchPolicyField(FieldBatching).
 				Description("How messages are grouped into one write; with `exactly_once` a batch is one transaction. "+
 					"Default: no batching (each input batch is written as it comes). Units: `count` in messages, `byte_size` "+
@@ -376,11 +403,12 @@ With exactly_once:
 				Default(true).
 				Advanced(),
 			service.NewDurationField(FieldTimeout).
-				Description("How long a write may wait for Kafka's acknowledgement before its records fail (Go duration, must be positive). "+
-					"Default `10s`. Roughly enforced: a record fails at the client's next retry point after the deadline. "+
-					"A record that timed out may still have been written, so its retry can duplicate it (at-least-once). "+
-					"With exactly_once a timed-out record aborts its transaction, so nothing of the batch is committed; the same "+
-					"bound applies to the commit itself. "+
+				Description("How long one attempt of a write may wait for Kafka's acknowledgement before its unacknowledged records "+
+					"are written again (Go duration, must be positive). Default `10s`. Roughly enforced: a record gives up its attempt at "+
+					"the client's next retry point after the deadline. A record that timed out is written again in place, with the "+
+					"later records of its partition (see Ordering and retries); it may still have been written, so the retry can "+
+					"duplicate it (at-least-once). With exactly_once a timed-out record aborts its transaction, so nothing of the "+
+					"batch is committed, and the transaction is written again; the same bound applies to the commit itself. "+
 					"Flink option: `properties.delivery.timeout.ms`.").
 				Default(defaultTimeout).
 				Advanced(),
