@@ -220,10 +220,27 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 		c.Table = table
 		keep(c.applyTable(tset, conf.Contains(FieldMaxInFlight)))
 	}
+	c.Batching = c.defaultBatching()
 	if len(errs) > 0 {
 		return c, errors.Join(append([]error{connErr}, errs...)...)
 	}
 	return c, errors.Join(connErr, c.validate())
+}
+
+// defaultBatching returns the batching policy: the one set, or, with
+// at_least_once and none when none is set, defaultBatchCount messages or
+// defaultBatchBytes bytes within defaultBatchPeriod. Batches are written one
+// at a time (max_in_flight 1, for order), so without batching an input that
+// hands over one message at a time would wait for a round trip per message.
+// `count: 1` (a no-op policy, unlike the unset count 0) keeps each input
+// batch as it comes. exactly_once keeps its batches: each is a transaction.
+func (c Config) defaultBatching() service.BatchPolicy {
+	b := c.Batching
+	if c.DeliveryGuarantee == DeliveryExactlyOnce || !b.IsNoop() || b.Count != 0 {
+		return b
+	}
+	b.Count, b.ByteSize, b.Period = defaultBatchCount, defaultBatchBytes, defaultBatchPeriod
+	return b
 }
 
 // validate collects every problem of the sink's own fields (the connection

@@ -39,12 +39,19 @@ const (
 //
 // Retried: everything else, which is what a broker outage, a leader move or a
 // slow cluster produce: a record not acknowledged within the timeout,
-// connection errors, retriable Kafka errors.
+// connection errors, retriable Kafka errors, and the sequence errors after
+// which the client takes a new producer epoch.
 func retryInPlace(err error) bool {
 	switch {
 	case errors.Is(err, kgo.ErrClientClosed),
 		errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID):
 		return false
+	case errors.Is(err, kerr.OutOfOrderSequenceNumber), errors.Is(err, kerr.UnknownProducerID),
+		errors.Is(err, kerr.InvalidProducerIDMapping):
+		// Not retriable for Kafka, but the client has failed its producer
+		// id over them and takes a new epoch (an aborted transaction
+		// recovers it): the records can be written under that.
+		return true
 	}
 	var ke *kerr.Error
 	if errors.As(err, &ke) {

@@ -253,6 +253,7 @@ func TestRetryInPlace(t *testing.T) {
 		{"timeout", produced(fmt.Errorf("%w after 10s: %w", ErrProduceTimeout, context.DeadlineExceeded)), true},
 		{"retriable kafka error", produced(kerr.NotEnoughReplicas), true},
 		{"connection refused", produced(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")), true},
+		{"sequence lost by a restarted broker", produced(kerr.OutOfOrderSequenceNumber), true},
 		{"record too large", produced(kerr.MessageTooLarge), false},
 		{"invalid record", produced(kerr.InvalidRecord), false},
 		{"topic authorization", produced(kerr.TopicAuthorizationFailed), false},

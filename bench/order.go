@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Scenario "order": what per-partition order costs kafka_sink at-least-once.
+// kafka_sink keeps each partition's order by writing one batch at a time
+// (max_in_flight 1) and retrying failed records in place; before, it wrote 64
+// batches in parallel (and reordered records). Each contender is a separate
+// process on the same broker, rounds alternate, medians are reported:
+//
+//   - copies, kafka_source -> kafka_sink at_least_once, of -copy-records
+//     records: with the sink's defaults, and with the explicit batching of
+//     the sink scenario (count 10,000, period 1s);
+//   - generate -> kafka_sink at_least_once at the defaults: an input that
+//     hands over one message at a time (as stdin does), where batches in
+//     flight mattered most.
+//
+// The previous behaviour is the binary given with -previous-bin (for
+// example main, built with `go build -o /tmp/connectd-main ./cmd/connectd`);
+// without it, only this build's contenders run. BENCH_CONTENDERS filters
+// contenders by name, as in the source scenario.
+
+var previousBin = flag.String("previous-bin", "", "connectd binary with the previous behaviour, for the order scenario (none: skip it)")
+
+// orderContender is one process configuration of the order scenario.
+type orderContender struct {
+	name     string
+	previous bool   // run -previous-bin instead of -bin
+	input    string // "copy" or "generate"
+	sink     string // YAML lines appended to the kafka_sink block (four-space indent)
+}
+
+var orderContenders = []orderContender{
+	{name: "copy, this build, sink defaults", input: "copy"},
+	{name: "copy, previous build, sink defaults", previous: true, input: "copy"},
+	{name: "copy, this build, `batching: {count: 1}` (max_in_flight 1, each fetch written alone)", input: "copy",
+		sink: "    batching: { count: 1 }"},
+	{name: "copy, this build, `max_in_flight: 64` (unordered)", input: "copy", sink: "    max_in_flight: 64"},
+	{name: "copy, this build, `batching: {count: 10000, period: 1s}`", input: "copy",
+		sink: "    batching: { count: 10000, period: 1s }"},
+	{name: "copy, previous build, `batching: {count: 10000, period: 1s}`", previous: true, input: "copy",
+		sink: "    batching: { count: 10000, period: 1s }"},
+	{name: "copy, this build, TMP `batching: {count: 1000, period: 5ms}`", input: "copy", sink: "    batching: { count: 1000, period: 5ms }"},
+	{name: "copy, this build, TMP `batching: {count: 10000, byte_size: 1048576, period: 5ms}`", input: "copy", sink: "    batching: { count: 10000, byte_size: 1048576, period: 5ms }"},
+	{name: "generate, this build, sink defaults", input: "generate"},
+	{name: "generate, previous build, sink defaults", previous: true, input: "generate"},
+}
+
+func init() { register("order", orderScenario) }
+
+func orderScenario(ctx context.Context, e env) error {
+	var contenders []orderContender
+	for _, c := range orderContenders {
+		if c.previous && *previousBin == "" {
+			continue
+		}
+		if want := os.Getenv("BENCH_CONTENDERS"); want != "" && !containsAny(c.name, strings.Split(want, ",")) {
+			continue
+		}
+		contenders = append(contenders, c)
+	}
+	in, err := ensureTopic(ctx, e.brokers, *copyRecords, e.size, e.partitions)
+	if err != nil {
+		return err
+	}
+	loadBefore := loadAverage()
+	results := make([][]result, len(contenders))
+	for round := range e.rounds {
+		for i, c := range contenders {
+			out := fmt.Sprintf("bench-order-%d-%d", time.Now().UnixNano(), i)
+			r, err := runOrderContender(ctx, e, c, in, out)
+			deleteTopic(ctx, e.brokers, out)
+			if err != nil {
+				return fmt.Errorf("%s, round %d: %w", c.name, round+1, err)
+			}
+			results[i] = append(results[i], r)
+			fmt.Fprintf(os.Stderr, "order round %d %s: %.0f records/s\n", round+1, c.name, r.rps())
+		}
+	}
+	fmt.Printf("### kafka_sink at-least-once: the cost of per-partition order\n\n")
+	fmt.Printf("%s; %d records of %d bytes over %d partitions, at_least_once; %d rounds each, alternating; medians. "+
+		"This build: %s; previous build: %s. Load average (1, 5, 15 min) before: %s, after: %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), *copyRecords, e.size, e.partitions, e.rounds, e.bin, orNone(*previousBin),
+		loadBefore, loadAverage())
+	fmt.Printf("| contender | records/s | ratio | CPU s | CPU us/record | peak RSS MiB | per-round records/s |\n|---|---|---|---|---|---|---|\n")
+	for i, c := range contenders {
+		m := median(results[i])
+		// The ratio compares a row with the first row of the same input
+		// (this build at its defaults).
+		ratio := "1.00"
+		for j, base := range contenders[:i] {
+			if base.input == c.input {
+				ratio = fmt.Sprintf("%.2f", m.rps()/median(results[j]).rps())
+				break
+			}
+		}
+		fmt.Printf("| %s | %.0f | %s | %.1f | %.2f | %.0f | %s |\n", c.name, m.rps(), ratio, m.CPU,
+			m.CPU/float64(m.Records)*1e6, float64(m.PeakRSS)/1024, rates(results[i]))
+	}
+	fmt.Println()
+	return nil
+}
+
+// runOrderContender runs one contender until output_sent counts every record.
+func runOrderContender(ctx context.Context, e env, c orderContender, in, out string) (result, error) {
+	if err := createTopic(ctx, e.brokers, out, e.partitions); err != nil {
+		return result{}, err
+	}
+	bin := e.bin
+	if c.previous {
+		bin = *previousBin
+	}
+	var input string
+	switch c.input {
+	case "copy":
+		input = fmt.Sprintf(`
+  kafka_source:
+    seed_brokers: [ %q ]
+    topics: [ %q ]
+    consumer_group: %q
+    start_from: earliest`, e.brokers, in, fmt.Sprintf("bench-order-%d", time.Now().UnixNano()))
+	case "generate":
+		// A key per message from 1,000 keys and a value of -size bytes.
+		input = fmt.Sprintf(`
+  generate:
+    count: %d
+    interval: ""
+    mapping: |
+      meta kafka_key = "k%%d".format(count("order") %% 1000)
+      root = %q`, *copyRecords, strings.Repeat("x", e.size))
+	default:
+		return result{}, fmt.Errorf("unknown input %q", c.input)
+	}
+	yaml := fmt.Sprintf(`
+input:%s
+output:
+  kafka_sink:
+    seed_brokers: [ %q ]
+    topic: %q
+    key: ${! @kafka_key }
+    delivery_guarantee: at_least_once
+%s
+`, input, e.brokers, out, c.sink)
+	r, _, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, *copyRecords)
+	r.Bytes = r.Records * int64(e.size)
+	return r, err
+}
+
+func containsAny(s string, parts []string) bool {
+	for _, p := range parts {
+		if p != "" && strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// loadAverage is the machine's load average, as uptime prints it.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}
