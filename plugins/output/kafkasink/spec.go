@@ -58,14 +58,14 @@ const (
 
 // Defaults, shared by the spec and the typed Config.
 const (
-	defaultMaxInFlight     = 1
+	defaultMaxInFlight = 1
 	// The batching policy of at_least_once and none when none is set: a
 	// write waits up to defaultBatchPeriod (the Java producer's linger.ms
 	// default since Kafka 4.0) for more messages, up to defaultBatchCount
 	// messages or defaultBatchBytes bytes.
-	defaultBatchCount  = 10000
-	defaultBatchBytes  = 4 << 20
-	defaultBatchPeriod = "5ms"
+	defaultBatchCount      = 10000
+	defaultBatchBytes      = 4 << 20
+	defaultBatchPeriod     = "5ms"
 	defaultMaxMessageBytes = 1 << 20
 	defaultTimeout         = "10s"
 
