@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -345,5 +347,121 @@ func TestSinkOrderAcrossBrokerRestart(t *testing.T) {
 		t.Fatalf("want every record, each record of a partition (and key) at most the next input after the one before it, "+
 			"each key ending on its last input; "+
 			"got %v; first problems:\n%s", rep, strings.Join(rep.bad, "\n"))
+	}
+}
+
+// TestSinkUpsertFinalValues feeds an upsert-kafka sink (a table with a
+// PRIMARY KEY) a changelog of 3,000 keys with 6 changes each, in groups of 8
+// keys whose changes interleave (a key's changes are 8 messages apart):
+// every third key is updated and finally deleted, every third is deleted
+// after its first value and then updated again, the rest only updated. Read with kcat (librdkafka), the topic holds each key's changes in
+// order, so each key ends on its last change: its last value, or a tombstone
+// (a null value) for a deleted key. With batches racing into the producer, a
+// deleted key came back to life (pv=1, pv=2, delete written as pv=1, delete,
+// pv=2).
+func TestSinkUpsertFinalValues(t *testing.T) {
+	brokers := kafkatest.Broker(t)
+	kcat := kafkatest.Kcat(t)
+	const (
+		keys  = 3000
+		steps = 6
+	)
+	topic := kafkatest.NewTopic(t, brokers, "e2e-sink-upsert-order", orderPartitions)
+	conf := writeFile(t, "upsert.yaml", fmt.Sprintf(`
+http:
+  enabled: false
+logger:
+  level: warn
+input:
+  generate:
+    count: %[3]d
+    interval: ""
+    mapping: |
+      let n = count("upsert") - 1
+      let i = $n %% (8 * %[5]d)
+      let id = ($n / (8 * %[5]d)).floor().int64() * 8 + $i %% 8
+      let step = ($i / 8).floor().int64()
+      let del = ($id %% 3 == 0 && $step == %[5]d - 1) || ($id %% 3 == 1 && $step == 1)
+      root = if $del { {"id": $id} } else { {"id": $id, "pv": $step} }
+      meta kafka_tombstone_message = $del
+output:
+  kafka_sink:
+    ddl: |
+      CREATE TABLE pageviews (
+        id BIGINT,
+        pv BIGINT,
+        PRIMARY KEY (id) NOT ENFORCED
+      ) WITH (
+        'connector' = 'upsert-kafka',
+        'topic' = '%[2]s',
+        'properties.bootstrap.servers' = '%[1]s',
+        'key.format' = 'json',
+        'value.format' = 'json'
+      )
+`, brokers, topic, keys*steps, keys, steps))
+	if out, code := runCLI(t, 5*time.Minute, "run", conf); code != 0 {
+		t.Fatalf("connectd run exited %d:\n%s", code, out)
+	}
+
+	// Each key's changes in the order the topic holds them (one
+	// partition per key, kcat prints a partition in offset order):
+	// "pv=<n>" or "delete".
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, kcat, "-C", "-b", brokers, "-t", topic, "-o", "beginning", "-e", "-q",
+		"-X", "isolation.level=read_committed", "-f", "%k\t%S\t%s\n").Output()
+	if err != nil {
+		t.Fatalf("kcat: %v", err)
+	}
+	got := map[int][]string{}
+	records := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.SplitN(line, "\t", 3)
+		var key struct{ ID *int }
+		if len(f) != 3 || json.Unmarshal([]byte(f[0]), &key) != nil || key.ID == nil {
+			t.Fatalf("kcat line %q is not <key json> TAB <value size> TAB <value>", line)
+		}
+		records++
+		if f[1] == "-1" {
+			got[*key.ID] = append(got[*key.ID], "delete")
+			continue
+		}
+		var v struct{ ID, PV *int }
+		if json.Unmarshal([]byte(f[2]), &v) != nil || v.ID == nil || v.PV == nil || *v.ID != *key.ID {
+			t.Fatalf("kcat line %q: value is not {\"id\":%d,\"pv\":<n>}", line, *key.ID)
+		}
+		got[*key.ID] = append(got[*key.ID], fmt.Sprintf("pv=%d", *v.PV))
+	}
+
+	var wrongFinal, wrongOrder []string
+	for id := range keys {
+		var want []string
+		for step := range steps {
+			if (id%3 == 0 && step == steps-1) || (id%3 == 1 && step == 1) {
+				want = append(want, "delete")
+			} else {
+				want = append(want, fmt.Sprintf("pv=%d", step))
+			}
+		}
+		g := got[id]
+		if len(g) == 0 || g[len(g)-1] != want[len(want)-1] {
+			wrongFinal = append(wrongFinal, fmt.Sprintf("key %d ends on %v, want %s", id, g[max(len(g)-1, 0):], want[len(want)-1]))
+		}
+		if !slices.Equal(g, want) {
+			wrongOrder = append(wrongOrder, fmt.Sprintf("key %d: %v, want %v", id, g, want))
+		}
+	}
+	t.Logf("kcat read %d records over %d keys: %d keys end on a wrong value, %d keys hold their changes out of order or repeated",
+		records, len(got), len(wrongFinal), len(wrongOrder))
+	if len(wrongFinal) > 0 {
+		t.Errorf("%d of %d keys do not end on their last change (deleted keys must end on a tombstone); first:\n%s",
+			len(wrongFinal), keys, strings.Join(wrongFinal[:min(len(wrongFinal), 10)], "\n"))
+	}
+	if len(wrongOrder) > 0 || records != keys*steps {
+		t.Errorf("want each of %d keys to hold its %d changes once, in order (%d records); got %d records, %d keys differ; first:\n%s",
+			keys, steps, keys*steps, records, len(wrongOrder), strings.Join(wrongOrder[:min(len(wrongOrder), 10)], "\n"))
 	}
 }
