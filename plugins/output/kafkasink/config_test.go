@@ -219,3 +219,32 @@ func TestSpecExamplesLint(t *testing.T) {
 		}
 	}
 }
+
+// With at_least_once and none, a sink without a batching policy batches by
+// default (batches are written one at a time, for order); `count: 1` and any
+// policy set keep theirs; exactly_once keeps each input batch as one
+// transaction.
+func TestDefaultBatching(t *testing.T) {
+	t.Parallel()
+	def := service.BatchPolicy{Count: defaultBatchCount, ByteSize: defaultBatchBytes, Period: defaultBatchPeriod}
+	for _, tc := range []struct {
+		name, yaml string
+		want       service.BatchPolicy
+	}{
+		{"at_least_once, unset", "", def},
+		{"none, unset", "delivery_guarantee: none\n", def},
+		{"empty policy", "batching: {}\n", def},
+		{"count 1: each input batch as it comes", "batching: { count: 1 }\n", service.BatchPolicy{Count: 1}},
+		{"a policy set", "batching: { count: 500, period: 50ms }\n", service.BatchPolicy{Count: 500, Period: "50ms"}},
+		{"exactly_once, unset", "delivery_guarantee: exactly_once\ntransactional_id_prefix: p\n", service.BatchPolicy{}},
+	} {
+		c, err := parseConfig(t, "seed_brokers: [ \"localhost:9092\" ]\ntopic: events\n"+tc.yaml)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b := c.Batching
+		if b.Count != tc.want.Count || b.ByteSize != tc.want.ByteSize || b.Period != tc.want.Period || b.Check != "" {
+			t.Errorf("%s: batching %+v, want %+v", tc.name, b, tc.want)
+		}
+	}
+}

@@ -113,10 +113,13 @@ process) and makes the broker abort that producer's open transaction.
 Each batch is one transaction: the `+"`batching`"+` policy plays the role of
 Flink's checkpoint interval (count, byte size, period). All records of a batch
 become visible to `+"`read_committed`"+` readers together, and the batch is
-acknowledged to the input only after the commit succeeded. If Kafka refuses
-any record, or the commit fails in any way, the transaction is aborted and the
-whole batch fails, so that it is delivered again as a whole; nothing of it is
-visible to `+"`read_committed`"+` readers. A message that cannot become a record at
+acknowledged to the input only after the commit succeeded. If a record is not
+written, or the commit fails, the transaction is aborted and nothing of it is
+visible to `+"`read_committed`"+` readers; the batch is then written again in
+place as a new transaction when the cause can clear (a record not acknowledged
+within `+"`timeout`"+`, a connection error, a retriable Kafka error), with a back-off
+and a warning per attempt, and fails as a whole (delivered again by the input)
+only when it cannot (a record Kafka refuses for good). A message that cannot become a record at
 all (its topic, key, timestamp or partition cannot be computed, or its
 partition does not exist) never joins the transaction: it fails alone and the
 rest of the batch commits.
@@ -145,9 +148,9 @@ batch, held back by any earlier record of that partition still in flight (as
 the source's own commits are), and the source does not commit those offsets
 itself. A refused offset commit aborts the transaction: a transient refusal
 (a rebalance under way, a coordinator moving, a group generation that
-changed) retries the same batch in place, up to 10 times with a back-off (a
-failed batch would come back after later ones, out of per-key order); any
-other refusal fails the batch. In `+"`assignment: group`"+` mode the commit carries the
+changed) retries the same batch in place until it commits (a failed batch
+would come back after later ones, out of per-key order); any other refusal
+fails the batch. In `+"`assignment: group`"+` mode the commit carries the
 live member id and generation of the reader that owns the partition, so a
 zombie whose partition moved is refused by the broker; the messages of
 partitions the source no longer owns fail alone (their new owner reads them
@@ -243,7 +246,12 @@ Records a sink receives for one partition reach Kafka in that order, at the
 defaults and across retries, as with Flink's KafkaSink and the Java producer
 with idempotence. Batches are written one at a time (`+"`max_in_flight: 1`"+`);
 inside a batch the producer pipelines up to 5 requests per broker and Kafka
-keeps them in order (idempotence; with `+"`none`"+`, one request at a time).
+keeps them in order (idempotence; with `+"`none`"+`, one request at a time). So
+that one batch at a time stays fast, `+"`at_least_once`"+` and `+"`none`"+` batch by
+default (see `+"`batching`"+`). The sink keeps the order it receives: pipeline
+processors on several threads (`+"`pipeline.threads`"+`, default one per CPU) can
+reorder messages before they reach it, so keep `+"`pipeline.threads: 1`"+` when
+order matters from end to end.
 
 A record that is not written for a reason that can clear (not acknowledged
 within `+"`timeout`"+`, a connection error, a retriable Kafka error) is written
@@ -377,7 +385,7 @@ With exactly_once:
 			service.NewIntField(FieldMaxInFlight).
 				Description("Number of batches written in parallel (count, at least 1). Default `1`: one batch at a time, so that "+
 					"the records of a partition reach Kafka in the order the sink received them, also across retries (see "+
-					"Ordering above). Within a batch the producer still pipelines up to 5 requests per broker, in order "+
+					"Ordering and retries above). Within a batch the producer still pipelines up to 5 requests per broker, in order "+
 					"(idempotence), so larger batches (`batching`) are the way to more throughput. **Above 1, per-partition "+
 					"order is not guaranteed**: batches race into the producer, and a batch retried after a failure can "+
 					"land after a later one; the sink logs a warning at start. With `delivery_guarantee: exactly_once` it "+
@@ -388,9 +396,13 @@ With exactly_once:
 				Default(defaultMaxInFlight),
 			service.NewBatchPolicyField(FieldBatching).
 				Description("How messages are grouped into one write; with `exactly_once` a batch is one transaction. "+
-					"Default: no batching (each input batch is written as it comes). Units: `count` in messages, `byte_size` "+
-					"in bytes, `period` a Go duration. Flink option: with exactly-once, the checkpoint interval "+
-					"(`execution.checkpointing.interval`); otherwise `properties.linger.ms` / `properties.batch.size`."),
+					"Default with `at_least_once` and `none`: `count: 10000`, `byte_size: 4194304`, `period: 5ms` (a write waits up to "+
+					"5ms for more messages, as the Java producer's `linger.ms` default): batches are written one at a time to keep "+
+					"per-partition order, so an input that hands over one message at a time would otherwise wait for a round trip "+
+					"per message; set `count: 1` to write each input batch as it comes. Default with `exactly_once`: none (each "+
+					"input batch is one transaction). Units: `count` in messages, `byte_size` in bytes, `period` a Go duration. "+
+					"Flink option: with exactly-once, the checkpoint interval (`execution.checkpointing.interval`); otherwise "+
+					"`properties.linger.ms` / `properties.batch.size`."),
 			service.NewStringEnumField(FieldCompression,
 				string(CompressionNone), string(CompressionGzip), string(CompressionSnappy), string(CompressionLZ4), string(CompressionZstd)).
 				Description("Compression codec of record batches. Default `none`. Flink option: `properties.compression.type`.").
