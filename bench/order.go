@@ -16,18 +16,22 @@ import (
 // process on the same broker, rounds alternate, medians are reported:
 //
 //   - copies, kafka_source -> kafka_sink at_least_once, of -copy-records
-//     records: with the sink's defaults, and with the explicit batching of
-//     the sink scenario (count 10,000, period 1s);
-//   - generate -> kafka_sink at_least_once at the defaults: an input that
-//     hands over one message at a time (as stdin does), where batches in
-//     flight mattered most.
+//     records: with the sink's defaults, with other batching and
+//     max_in_flight settings, and with the explicit batching of the sink
+//     scenario (count 10,000, period 1s);
+//   - generate -> kafka_sink at_least_once at the defaults, of
+//     -generate-records records: an input that hands over one message at a
+//     time (as stdin does), where batches in flight mattered most.
 //
 // The previous behaviour is the binary given with -previous-bin (for
 // example main, built with `go build -o /tmp/connectd-main ./cmd/connectd`);
 // without it, only this build's contenders run. BENCH_CONTENDERS filters
 // contenders by name, as in the source scenario.
 
-var previousBin = flag.String("previous-bin", "", "connectd binary with the previous behaviour, for the order scenario (none: skip it)")
+var (
+	previousBin     = flag.String("previous-bin", "", "connectd binary with the previous behaviour, for the order scenario (none: skip it)")
+	generateRecords = flag.Int64("generate-records", 200_000, "records written per run by the generate contenders of the order scenario")
+)
 
 // orderContender is one process configuration of the order scenario.
 type orderContender struct {
@@ -40,15 +44,15 @@ type orderContender struct {
 var orderContenders = []orderContender{
 	{name: "copy, this build, sink defaults", input: "copy"},
 	{name: "copy, previous build, sink defaults", previous: true, input: "copy"},
-	{name: "copy, this build, `batching: {count: 1}` (max_in_flight 1, each fetch written alone)", input: "copy",
+	{name: "copy, this build, `batching: {count: 1}` (one batch in flight, each fetch written alone)", input: "copy",
 		sink: "    batching: { count: 1 }"},
+	{name: "copy, this build, `batching: {count: 1000, period: 5ms}` (a smaller default)", input: "copy",
+		sink: "    batching: { count: 1000, period: 5ms }"},
 	{name: "copy, this build, `max_in_flight: 64` (unordered)", input: "copy", sink: "    max_in_flight: 64"},
 	{name: "copy, this build, `batching: {count: 10000, period: 1s}`", input: "copy",
 		sink: "    batching: { count: 10000, period: 1s }"},
 	{name: "copy, previous build, `batching: {count: 10000, period: 1s}`", previous: true, input: "copy",
 		sink: "    batching: { count: 10000, period: 1s }"},
-	{name: "copy, this build, TMP `batching: {count: 1000, period: 5ms}`", input: "copy", sink: "    batching: { count: 1000, period: 5ms }"},
-	{name: "copy, this build, TMP `batching: {count: 10000, byte_size: 1048576, period: 5ms}`", input: "copy", sink: "    batching: { count: 10000, byte_size: 1048576, period: 5ms }"},
 	{name: "generate, this build, sink defaults", input: "generate"},
 	{name: "generate, previous build, sink defaults", previous: true, input: "generate"},
 }
@@ -85,10 +89,11 @@ func orderScenario(ctx context.Context, e env) error {
 		}
 	}
 	fmt.Printf("### kafka_sink at-least-once: the cost of per-partition order\n\n")
-	fmt.Printf("%s; %d records of %d bytes over %d partitions, at_least_once; %d rounds each, alternating; medians. "+
-		"This build: %s; previous build: %s. Load average (1, 5, 15 min) before: %s, after: %s.\n\n",
-		time.Now().UTC().Format("2006-01-02"), *copyRecords, e.size, e.partitions, e.rounds, e.bin, orNone(*previousBin),
-		loadBefore, loadAverage())
+	fmt.Printf("%s; copies of %d records, generate runs of %d records, %d bytes each, over %d partitions, at_least_once; "+
+		"%d rounds each, alternating; medians. The ratio compares a row with the first row of its input. This build: %s; "+
+		"previous build: %s. Load average (1, 5, 15 min) before: %s, after: %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), *copyRecords, *generateRecords, e.size, e.partitions, e.rounds, e.bin,
+		orNone(*previousBin), loadBefore, loadAverage())
 	fmt.Printf("| contender | records/s | ratio | CPU s | CPU us/record | peak RSS MiB | per-round records/s |\n|---|---|---|---|---|---|---|\n")
 	for i, c := range contenders {
 		m := median(results[i])
@@ -117,7 +122,10 @@ func runOrderContender(ctx context.Context, e env, c orderContender, in, out str
 	if c.previous {
 		bin = *previousBin
 	}
-	var input string
+	var (
+		input   string
+		records = *copyRecords
+	)
 	switch c.input {
 	case "copy":
 		input = fmt.Sprintf(`
@@ -127,6 +135,7 @@ func runOrderContender(ctx context.Context, e env, c orderContender, in, out str
     consumer_group: %q
     start_from: earliest`, e.brokers, in, fmt.Sprintf("bench-order-%d", time.Now().UnixNano()))
 	case "generate":
+		records = *generateRecords
 		// A key per message from 1,000 keys and a value of -size bytes.
 		input = fmt.Sprintf(`
   generate:
@@ -134,7 +143,7 @@ func runOrderContender(ctx context.Context, e env, c orderContender, in, out str
     interval: ""
     mapping: |
       meta kafka_key = "k%%d".format(count("order") %% 1000)
-      root = %q`, *copyRecords, strings.Repeat("x", e.size))
+      root = %q`, records, strings.Repeat("x", e.size))
 	default:
 		return result{}, fmt.Errorf("unknown input %q", c.input)
 	}
@@ -148,7 +157,7 @@ output:
     delivery_guarantee: at_least_once
 %s
 `, input, e.brokers, out, c.sink)
-	r, _, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, *copyRecords)
+	r, _, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, records)
 	r.Bytes = r.Records * int64(e.size)
 	return r, err
 }
