@@ -136,14 +136,16 @@ func runOrderContender(ctx context.Context, e env, c orderContender, in, out str
     start_from: earliest`, e.brokers, in, fmt.Sprintf("bench-order-%d", time.Now().UnixNano()))
 	case "generate":
 		records = *generateRecords
-		// A key per message from 1,000 keys and a value of -size bytes.
+		// A key per message from 1,000 keys and a value of -size bytes,
+		// without end (an input that ends stops the process before
+		// /metrics shows the last count); runConnectd stops it.
 		input = fmt.Sprintf(`
   generate:
-    count: %d
+    count: 0
     interval: ""
     mapping: |
       meta kafka_key = "k%%d".format(count("order") %% 1000)
-      root = %q`, records, strings.Repeat("x", e.size))
+      root = %q`, strings.Repeat("x", e.size))
 	default:
 		return result{}, fmt.Errorf("unknown input %q", c.input)
 	}

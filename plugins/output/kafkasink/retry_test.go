@@ -267,3 +267,22 @@ func TestRetryInPlace(t *testing.T) {
 		}
 	}
 }
+
+// max_in_flight above 1 gives up per-partition order: the sink says so when
+// it starts.
+func TestMaxInFlightAboveOneWarns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		yaml string
+		warn bool
+	}{
+		{"", false},
+		{"max_in_flight: 1\n", false},
+		{"max_in_flight: 8\n", true},
+	} {
+		_, logs := newLoggedSink(t, "seed_brokers: [ \"localhost:9092\" ]\ntopic: events\n"+tc.yaml)
+		if got := strings.Contains(logs.String(), "out of order"); got != tc.warn {
+			t.Errorf("%q: warning logged %v, want %v; log:\n%s", tc.yaml, got, tc.warn, logs)
+		}
+	}
+}

@@ -287,7 +287,8 @@ batch error naming each failed message with its topic and partition.
 - `+"`kafka_sink_bytes_sent`"+` (counter, label `+"`topic`"+`): key, value and header bytes of
   those records, before compression.
 - `+"`kafka_sink_records_failed`"+` (counter, label `+"`topic`"+`, empty when the topic could
-  not be computed): records that failed.
+  not be computed): failed attempts to write a record; a record written again in
+  place counts once per failed attempt.
 - `+"`kafka_sink_produce_latency_ns`"+` (timer, label `+"`topic`"+`): one observation per batch
   and topic, from handing the batch's records to the client to Kafka's acknowledgement of the
   last of them (per batch, not per record: a per-record summary cost more than the produce).
