@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -39,6 +40,9 @@ type orderContender struct {
 	previous bool   // run -previous-bin instead of -bin
 	input    string // "copy" or "generate"
 	sink     string // YAML lines appended to the kafka_sink block (four-space indent)
+	// share is the part of the input's record count this contender writes
+	// (1 when 0), for contenders too slow to write all of it.
+	share float64
 }
 
 var orderContenders = []orderContender{
@@ -55,6 +59,8 @@ var orderContenders = []orderContender{
 		sink: "    batching: { count: 10000, period: 1s }"},
 	{name: "generate, this build, sink defaults", input: "generate"},
 	{name: "generate, previous build, sink defaults", previous: true, input: "generate"},
+	{name: "generate, this build, `batching: {count: 1}` (one message per write, one write at a time; a tenth of the records)",
+		input: "generate", sink: "    batching: { count: 1 }", share: 0.1},
 }
 
 func init() { register("order", orderScenario) }
@@ -94,19 +100,23 @@ func orderScenario(ctx context.Context, e env) error {
 		"previous build: %s. Load average (1, 5, 15 min) before: %s, after: %s.\n\n",
 		time.Now().UTC().Format("2006-01-02"), *copyRecords, *generateRecords, e.size, e.partitions, e.rounds, e.bin,
 		orNone(*previousBin), loadBefore, loadAverage())
-	fmt.Printf("| contender | records/s | ratio | CPU s | CPU us/record | peak RSS MiB | per-round records/s |\n|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| contender | records/s | ratio | per-round ratio (median, range) | CPU us/record | peak RSS MiB | per-round records/s |\n" +
+		"|---|---|---|---|---|---|---|\n")
 	for i, c := range contenders {
 		m := median(results[i])
 		// The ratio compares a row with the first row of the same input
-		// (this build at its defaults).
-		ratio := "1.00"
+		// (this build at its defaults): of the medians, and the median of
+		// the ratios of each round, which a load that changes from round
+		// to round moves less.
+		ratio, perRound := "1.00", "1.00"
 		for j, base := range contenders[:i] {
 			if base.input == c.input {
 				ratio = fmt.Sprintf("%.2f", m.rps()/median(results[j]).rps())
+				perRound = roundRatios(results[i], results[j])
 				break
 			}
 		}
-		fmt.Printf("| %s | %.0f | %s | %.1f | %.2f | %.0f | %s |\n", c.name, m.rps(), ratio, m.CPU,
+		fmt.Printf("| %s | %.0f | %s | %s | %.2f | %.0f | %s |\n", c.name, m.rps(), ratio, perRound,
 			m.CPU/float64(m.Records)*1e6, float64(m.PeakRSS)/1024, rates(results[i]))
 	}
 	fmt.Println()
@@ -159,6 +169,9 @@ output:
     delivery_guarantee: at_least_once
 %s
 `, input, e.brokers, out, c.sink)
+	if c.share > 0 {
+		records = int64(float64(records) * c.share)
+	}
 	r, _, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, records)
 	r.Bytes = r.Records * int64(e.size)
 	return r, err
@@ -191,4 +204,18 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], ", ")
+}
+
+// roundRatios is the median and range of rs[i] / base[i] (records/s) over
+// the rounds.
+func roundRatios(rs, base []result) string {
+	var q []float64
+	for i := range min(len(rs), len(base)) {
+		q = append(q, rs[i].rps()/base[i].rps())
+	}
+	if len(q) == 0 {
+		return "-"
+	}
+	slices.Sort(q)
+	return fmt.Sprintf("%.2f (%.2f-%.2f)", q[len(q)/2], q[0], q[len(q)-1])
 }
