@@ -27,7 +27,8 @@ import (
 // The previous behaviour is the binary given with -previous-bin (for
 // example main, built with `go build -o /tmp/connectd-main ./cmd/connectd`);
 // without it, only this build's contenders run. BENCH_CONTENDERS filters
-// contenders by name, as in the source scenario.
+// contenders by name, as in the source scenario (comma-separated parts of
+// names: pick parts without a comma, such as "copy - this build - sink").
 
 var (
 	previousBin     = flag.String("previous-bin", "", "connectd binary with the previous behaviour, for the order scenario (none: skip it)")
@@ -46,20 +47,20 @@ type orderContender struct {
 }
 
 var orderContenders = []orderContender{
-	{name: "copy, this build, sink defaults", input: "copy"},
-	{name: "copy, previous build, sink defaults", previous: true, input: "copy"},
-	{name: "copy, this build, `batching: {count: 1}` (one batch in flight, each fetch written alone)", input: "copy",
+	{name: "copy - this build - sink defaults", input: "copy"},
+	{name: "copy - previous build - sink defaults", previous: true, input: "copy"},
+	{name: "copy - this build - `batching: {count: 1}` (one batch in flight, each fetch written alone)", input: "copy",
 		sink: "    batching: { count: 1 }"},
-	{name: "copy, this build, `batching: {count: 1000, period: 5ms}` (a smaller default)", input: "copy",
+	{name: "copy - this build - `batching: {count: 1000, period: 5ms}` (a smaller default)", input: "copy",
 		sink: "    batching: { count: 1000, period: 5ms }"},
-	{name: "copy, this build, `max_in_flight: 64` (unordered)", input: "copy", sink: "    max_in_flight: 64"},
-	{name: "copy, this build, `batching: {count: 10000, period: 1s}`", input: "copy",
+	{name: "copy - this build - `max_in_flight: 64` (unordered)", input: "copy", sink: "    max_in_flight: 64"},
+	{name: "copy - this build - `batching: {count: 10000, period: 1s}`", input: "copy",
 		sink: "    batching: { count: 10000, period: 1s }"},
-	{name: "copy, previous build, `batching: {count: 10000, period: 1s}`", previous: true, input: "copy",
+	{name: "copy - previous build - `batching: {count: 10000, period: 1s}`", previous: true, input: "copy",
 		sink: "    batching: { count: 10000, period: 1s }"},
-	{name: "generate, this build, sink defaults", input: "generate"},
-	{name: "generate, previous build, sink defaults", previous: true, input: "generate"},
-	{name: "generate, this build, `batching: {count: 1}` (one message per write, one write at a time; a tenth of the records)",
+	{name: "generate - this build - sink defaults", input: "generate"},
+	{name: "generate - previous build - sink defaults", previous: true, input: "generate"},
+	{name: "generate - this build - `batching: {count: 1}` (one message per write, one write at a time; a tenth of the records)",
 		input: "generate", sink: "    batching: { count: 1 }", share: 0.1},
 }
 
