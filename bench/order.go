@@ -49,6 +49,8 @@ type orderContender struct {
 var orderContenders = []orderContender{
 	{name: "copy - this build - sink defaults", input: "copy"},
 	{name: "copy - previous build - sink defaults", previous: true, input: "copy"},
+	{name: "copy - this build - `max_in_flight: 64` and `batching: {count: 1}` (the previous defaults, unordered)", input: "copy",
+		sink: "    max_in_flight: 64\n    batching: { count: 1 }"},
 	{name: "copy - this build - `batching: {count: 1}` (one batch in flight, each fetch written alone)", input: "copy",
 		sink: "    batching: { count: 1 }"},
 	{name: "copy - this build - `batching: {count: 1000, period: 5ms}` (a smaller default)", input: "copy",
