@@ -18,8 +18,8 @@ import (
 //
 //   - copies, kafka_source -> kafka_sink at_least_once, of -copy-records
 //     records: with the sink's defaults, with other batching and
-//     max_in_flight settings, and with the explicit batching of the sink
-//     scenario (count 10,000, period 1s);
+//     max_in_flight settings, and with the two explicit batching policies of
+//     the sink scenario (10,000 records or 1s, and 100 ms);
 //   - generate -> kafka_sink at_least_once at the defaults, of
 //     -generate-records records: an input that hands over one message at a
 //     time (as stdin does), where batches in flight mattered most.
@@ -60,6 +60,10 @@ var orderContenders = []orderContender{
 		sink: "    batching: { count: 10000, period: 1s }"},
 	{name: "copy - previous build - `batching: {count: 10000, period: 1s}`", previous: true, input: "copy",
 		sink: "    batching: { count: 10000, period: 1s }"},
+	{name: "copy - this build - `batching: {count: 1000000, period: 100ms}`", input: "copy",
+		sink: "    batching: { count: 1000000, period: 100ms }"},
+	{name: "copy - previous build - `batching: {count: 1000000, period: 100ms}`", previous: true, input: "copy",
+		sink: "    batching: { count: 1000000, period: 100ms }"},
 	{name: "generate - this build - sink defaults", input: "generate"},
 	{name: "generate - previous build - sink defaults", previous: true, input: "generate"},
 	{name: "generate - this build - `batching: {count: 1}` (one message per write, one write at a time; a tenth of the records)",
