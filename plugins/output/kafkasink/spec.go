@@ -1,15 +1,18 @@
 // Package kafkasink is the `kafka_sink` output: Apache Flink's KafkaSink for
 // Benthos pipelines. It writes each message as one Kafka record (topic, key,
 // headers and timestamp taken from the message), partitions keys exactly as
-// the Java client does, and reports per-message failures so that Benthos
-// retries only what Kafka did not accept.
+// the Java client does, and keeps each partition's order: batches are written
+// one at a time, records that fail for a reason that can clear are written
+// again in place, and only records that cannot be written are reported back,
+// each on its own.
 //
 // With delivery_guarantee exactly_once it writes each batch in one Kafka
 // transaction with a transactional producer that fences its predecessors.
 //
 // Files by concern: spec.go (fields and registration), config.go (typed
 // configuration and validation), sink.go (the service.BatchOutput and the
-// independent, non-transactional write), txn.go (transactions, fencing),
+// independent, non-transactional write), retry.go (retry in place or give
+// up), txn.go (transactions, fencing),
 // partitioner.go (partitioners), record.go (message -> kgo.Record),
 // metrics.go (metric names).
 package kafkasink
