@@ -246,6 +246,10 @@ func (r startReq) handle(o *owner) {
 	}
 	o.setReaderSplits()
 	o.startTimers()
+	if o.wm != nil {
+		// The watermark gauges are exported from the start.
+		o.watermarkTick()
+	}
 	r.reply <- rep
 }
 
