@@ -175,6 +175,28 @@ func TestSourceCommitAuthorizationEndsRun(t *testing.T) {
 	}
 }
 
+// In assignment: group, a member that may not join its group
+// (GROUP_AUTHORIZATION_FAILED on JoinGroup) ends the run naming the group
+// and field consumer_group.
+func TestSourceGroupJoinAuthorizationEndsRun(t *testing.T) {
+	t.Parallel()
+	c, addr := newFakeCluster(t)
+	c.ControlKey(int16(kmsg.JoinGroup), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		resp := kreq.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil, true
+	})
+	mgr := service.MockResources()
+	s := newSourceIn(t, sourceYAML(addr, "g", "assignment: group"), mgr, nil)
+	err := readUntilErr(t, s)
+	if !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("error %v: want GROUP_AUTHORIZATION_FAILED", err)
+	}
+	wantRunEnded(t, err, mgr, "kafka_source: consuming: unable to join group session: GROUP_AUTHORIZATION_FAILED",
+		`grant the principal READ on consumer group "g", or change field consumer_group`)
+}
+
 // A commit refused for a reason that clears (the coordinator is loading)
 // is logged and tried again: the run goes on.
 func TestSourceTransientCommitErrorGoesOn(t *testing.T) {
