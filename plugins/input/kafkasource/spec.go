@@ -265,7 +265,7 @@ With a watermark:
 - `+"`kafka_source_watermark_lag_ms`"+` (gauge): now minus the combined watermark; while there is none, now (the lag from the Unix epoch),
   so that a lag alert fires.
 - `+"`kafka_source_partition_watermark_ms`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): each partition's own watermark, math.MinInt64 before its
-  first record; the lowest non-idle one is the combined watermark.
+  first record; the lowest non-idle one is the combined watermark. A partition no longer read keeps its last value.
 - `+"`kafka_source_watermark_held_partitions`"+` (gauge): partitions that hold the watermark back after `+"`stall_warning`"+` of silence (see
   below); 0 while the watermark moves.
 - `+"`kafka_source_event_time_lag_ms`"+` (gauge): now minus the event time of the last record emitted.
