@@ -84,7 +84,7 @@ func Never(t testing.TB, d time.Duration, what string, cond func() bool) {
 		return errNotYet
 	})
 	if held {
-		t.Fatalf("%s within %v (after %v)", what, d, time.Since(start).Round(time.Millisecond))
+		t.Fatalf("%s within %v (after %v)", what, d.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	}
 }
 

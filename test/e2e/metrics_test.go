@@ -55,3 +55,14 @@ output:
 		return nil
 	})
 }
+
+// scrape returns the Prometheus text format served at port's /metrics.
+func scrape(port int) (string, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -139,17 +137,6 @@ func waitMetric(t *testing.T, port int, pattern string, want int, p *eosProcess)
 		}
 		return stateWithLogs("body:\n"+body, p.logs)
 	})
-}
-
-// scrape returns the Prometheus text format served at port's /metrics.
-func scrape(port int) (string, error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }
 
 // groupOffset returns the committed offset of partition 0 of topic for
