@@ -34,10 +34,12 @@ import (
 // and each interval doubles up to MaxInterval. A condition that holds soon
 // (an in-process state change) is seen within a millisecond or two of it; a
 // slow one (a broker round trip, a process writing a log line) costs at
-// most one poll every MaxInterval, not a busy loop.
+// most one poll every MaxInterval, not a busy loop, and is seen at most
+// MaxInterval late (a test that acts at a point of a stream, such as a
+// SIGKILL at a share of the output, does not overshoot it by much).
 const (
 	FirstInterval = time.Millisecond
-	MaxInterval   = 50 * time.Millisecond
+	MaxInterval   = 20 * time.Millisecond
 )
 
 // True polls cond until it returns true. If timeout passes first, it fails t

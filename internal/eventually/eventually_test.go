@@ -171,7 +171,7 @@ func TestNeverWaitsTheWholePeriod(t *testing.T) {
 
 func TestIntervals(t *testing.T) {
 	t.Parallel()
-	for n, want := range []time.Duration{1, 2, 4, 8, 16, 32, 50, 50} {
+	for n, want := range []time.Duration{1, 2, 4, 8, 16, 20, 20} {
 		if got := interval(n); got != want*time.Millisecond {
 			t.Errorf("interval(%d) = %v, want %v", n, got, want*time.Millisecond)
 		}
