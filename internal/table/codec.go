@@ -26,7 +26,11 @@ type Record struct {
 	// Key is nil for a null key.
 	Key []byte
 	// Value is nil for a tombstone.
-	Value        []byte
+	Value []byte
+	// Timestamp is NO_TIMESTAMP (-1 ms) for a record without a timestamp
+	// type (see recordTimestamp); HasTimestamp is false when it is not
+	// known at all (the `timestamp` column is then NULL), never for a
+	// fetched record.
 	Timestamp    time.Time
 	HasTimestamp bool
 	// TimestampType is CreateTime, LogAppendTime or NoTimestampType, as
@@ -49,17 +53,30 @@ const (
 func FromKafka(r *kgo.Record) Record {
 	rec := Record{
 		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
-		Timestamp: r.Timestamp, LeaderEpoch: r.LeaderEpoch, Headers: r.Headers,
+		LeaderEpoch: r.LeaderEpoch, Headers: r.Headers, HasTimestamp: true,
 	}
-	switch r.Attrs.TimestampType() {
-	case 0:
-		rec.TimestampType, rec.HasTimestamp = TimestampTypeCreate, true
-	case 1:
-		rec.TimestampType, rec.HasTimestamp = TimestampTypeLogAppend, true
-	default:
-		rec.TimestampType = TimestampTypeNone
-	}
+	rec.TimestampType, rec.Timestamp = recordTimestamp(r.Attrs.TimestampType(), r.Timestamp)
 	return rec
+}
+
+// noTimestamp is Kafka's NO_TIMESTAMP (the Java client's
+// RecordBatch.NO_TIMESTAMP): the timestamp of a record that has none.
+const noTimestamp = -1
+
+// recordTimestamp returns the timestamp type and timestamp of a fetched
+// record, as Kafka's Java client reports them and Flink's `timestamp-type`
+// and `timestamp` columns read them: tsType is kgo's (0 create time, 1 log
+// append time, -1 none). A record without a timestamp type (a v0 message,
+// written before Kafka 0.10) has the timestamp NO_TIMESTAMP, -1 ms, not
+// NULL: Flink declares `timestamp` NOT NULL and reads record.timestamp().
+func recordTimestamp(tsType int8, ts time.Time) (string, time.Time) {
+	switch tsType {
+	case 0:
+		return TimestampTypeCreate, ts
+	case 1:
+		return TimestampTypeLogAppend, ts
+	}
+	return TimestampTypeNone, time.UnixMilli(noTimestamp)
 }
 
 // keyColumn is a key column: its table name and its field name in the key
@@ -162,17 +179,6 @@ func NewCodec(t *schema.Table) (*Codec, error) {
 
 // Table returns the codec's table.
 func (c *Codec) Table() *schema.Table { return c.table }
-
-// ReadsHeaders reports whether a metadata column reads the record headers,
-// so that callers collect Record.Headers only when it does.
-func (c *Codec) ReadsHeaders() bool {
-	for _, mc := range c.meta {
-		if mc.key == "headers" {
-			return true
-		}
-	}
-	return false
-}
 
 // Upsert reports whether the table is an upsert-kafka table.
 func (c *Codec) Upsert() bool { return c.upsert }

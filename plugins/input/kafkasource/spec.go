@@ -170,9 +170,13 @@ typed row: key columns decoded from the key (`+"`key.format`"+`, `+"`key.fields`
 value columns from the value (`+"`format`"+` / `+"`value.format`"+`, `+"`value.fields-include`"+`; the value wins for a
 column in both, as in Flink), metadata columns from the record (`+"`timestamp`"+`, `+"`partition`"+`, `+"`offset`"+`,
 `+"`topic`"+`, `+"`headers`"+`, `+"`leader-epoch`"+`, `+"`timestamp-type`"+`) and computed columns evaluated last. The
-metadata below is still set. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
+metadata columns read the fetched record itself, as Flink's do, not the message metadata: `+"`headers`"+` holds every
+record header (one named `+"`kafka_...`"+` too), and `+"`timestamp`"+` of a record without a timestamp type (a v0 message,
+written before Kafka 0.10) is Kafka's NO_TIMESTAMP, -1 ms, as in Flink. The metadata below is still set as
+`+"`metadata_keys`"+` selects it; a table declares no extra keys. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
 `+"`kafka_source_skipped`"+`; with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
-and `+"`kafka_tombstone_message`"+` is true; an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
+and `+"`kafka_tombstone_message`"+` is true (set on every message of an `+"`upsert-kafka`"+` table, whatever
+`+"`metadata_keys`"+` says: it is the row's kind, which `+"`kafka_sink`"+` writes back as a tombstone); an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
 follows `+"`on_error`"+`.
 
 The table is the single source of truth: a field that it also sets must agree with it, or the config is
@@ -564,9 +568,6 @@ func init() {
 			if c.ConsumerGroup == "" {
 				mgr.Logger().Infof("kafka_source: no %s: nothing is committed, and every start (a restart too) reads from %s: %s again",
 					fieldConsumerGroup, fieldStartFrom, c.StartFrom)
-			}
-			if c.Table != nil {
-				return newTableInput(newSource(c, mgr), c, mgr), nil
 			}
 			return newSource(c, mgr), nil
 		})

@@ -168,7 +168,7 @@ func buildTableInputIn(t *testing.T, yaml string, mgr *service.Resources) servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := newTableInput(newSource(c, mgr), c, mgr)
+	in := newSource(c, mgr)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if err := in.Connect(ctx); err != nil {
