@@ -24,7 +24,7 @@ import (
 //     consumed offsets (at-least-once);
 //   - connectd kafka_source -> kafka_sink, delivery_guarantee exactly_once;
 //   - connectd kafka_source -> kafka_sink, at_least_once (default
-//     max_in_flight: 64 batches; the raw copy keeps one batch in flight).
+//     max_in_flight: 1 batch, as the raw copy).
 //
 // Each run ends when its output holds every record (read back from the
 // process's counters), and reports commit latency quantiles: the raw copies
@@ -333,8 +333,8 @@ func runConnectdCopy(ctx context.Context, e env, bin, in, out string, shape txnS
 		return copyResult{}, err
 	}
 	group := fmt.Sprintf("bench-copy-%d", time.Now().UnixNano())
-	// exactly_once takes max_in_flight 1 (its default); at_least_once
-	// runs with its default of 64 batches in flight, as users get it.
+	// Both guarantees run with max_in_flight 1, the default (and the
+	// only value exactly_once allows).
 	var txnPrefix string
 	if guarantee == "exactly_once" {
 		txnPrefix = fmt.Sprintf("\n    transactional_id_prefix: %q", group)

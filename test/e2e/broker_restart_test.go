@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,11 +34,19 @@ const (
 	privateDataDirPrefix   = "/tmp/connectd-kafka-restart"
 )
 
-// privateInstance returns the port base and data dir of the private broker.
-func privateInstance() (portBase, dataDir string) {
+// privateInstance returns the port base and data dir of the private broker
+// offset ports above the configured base: each test that starts a private
+// broker takes its own offset (a broker uses three ports), so that such
+// tests can run in parallel.
+func privateInstance(offset int) (portBase, dataDir string) {
 	portBase = defaultPrivatePortBase
 	if v := os.Getenv("CONNECTD_E2E_PRIVATE_PORT_BASE"); v != "" {
 		portBase = v
+	}
+	if offset != 0 {
+		if n, err := strconv.Atoi(portBase); err == nil {
+			portBase = strconv.Itoa(n + offset)
+		}
 	}
 	dataDir = privateDataDirPrefix
 	if portBase != defaultPrivatePortBase {
@@ -46,18 +55,27 @@ func privateInstance() (portBase, dataDir string) {
 	return portBase, dataDir
 }
 
+// Port offsets of the tests that start a private broker.
+const (
+	restartPortOffset      = 0
+	orderRestartPortOffset = 10
+)
+
 // privateBroker is a second Apache Kafka broker started with scripts/kafka.sh
 // for one test, which may restart it.
 type privateBroker struct {
-	t       *testing.T
-	brokers string // PLAINTEXT bootstrap address
+	t                 *testing.T
+	brokers           string // PLAINTEXT bootstrap address
+	portBase, dataDir string
 }
 
-// startPrivateBroker runs `scripts/kafka.sh up` for the private instance and
-// registers `down` (which also removes its data dir) as cleanup.
-func startPrivateBroker(t *testing.T) *privateBroker {
+// startPrivateBroker runs `scripts/kafka.sh up` for the private instance at
+// offset (see privateInstance) and registers `down` (which also removes its
+// data dir) as cleanup.
+func startPrivateBroker(t *testing.T, offset int) *privateBroker {
 	t.Helper()
 	b := &privateBroker{t: t}
+	b.portBase, b.dataDir = privateInstance(offset)
 	t.Cleanup(func() {
 		if _, err := b.script(time.Minute, "down"); err != nil {
 			t.Errorf("stopping the private broker: %v", err)
@@ -93,17 +111,16 @@ func (b *privateBroker) script(timeout time.Duration, args ...string) (string, e
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(b.t), "scripts", "kafka.sh"), args...)
 	cmd.Dir = repoRoot(b.t)
-	privatePortBase, privateDataDir := privateInstance()
 	cmd.Env = append(os.Environ(),
-		"CONNECTD_KAFKA_PORT_BASE="+privatePortBase,
-		"CONNECTD_KAFKA_DATA="+privateDataDir,
+		"CONNECTD_KAFKA_PORT_BASE="+b.portBase,
+		"CONNECTD_KAFKA_DATA="+b.dataDir,
 	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
 	err := cmd.Run()
 	b.t.Logf("scripts/kafka.sh %s (private, port base %s) took %s:\n%s",
-		strings.Join(args, " "), privatePortBase, time.Since(t0).Round(100*time.Millisecond), strings.TrimSpace(stderr.String()))
+		strings.Join(args, " "), b.portBase, time.Since(t0).Round(100*time.Millisecond), strings.TrimSpace(stderr.String()))
 	if err != nil {
 		return stdout.String(), fmt.Errorf("scripts/kafka.sh %s: %w", strings.Join(args, " "), err)
 	}
@@ -119,7 +136,7 @@ func (b *privateBroker) script(timeout time.Duration, args ...string) (string, e
 func TestBrokerRestartLosesNothing(t *testing.T) {
 	_ = kafkatest.Broker(t) // the shared broker's skip/require rule
 	testStart := time.Now()
-	broker := startPrivateBroker(t)
+	broker := startPrivateBroker(t, restartPortOffset)
 	brokers := broker.brokers
 
 	in := kafkatest.NewTopic(t, brokers, "e2e-restart-in", 4)

@@ -101,9 +101,11 @@ type Config struct {
 	TimestampMs *service.InterpolatedString
 	// DeliveryGuarantee defaults to DeliveryAtLeastOnce.
 	DeliveryGuarantee DeliveryGuarantee
-	// MaxInFlight is the number of batches written in parallel. Default 64;
-	// with DeliveryExactlyOnce it must be 1 (and defaults to 1), since a
-	// transactional producer runs one transaction at a time.
+	// MaxInFlight is the number of batches written in parallel. Default 1,
+	// which keeps per-partition order; above 1 batches race into the
+	// producer and order is not guaranteed. With DeliveryExactlyOnce it
+	// must be 1, since a transactional producer runs one transaction at a
+	// time.
 	MaxInFlight int
 	// TransactionalIDPrefix, joined with TransactionalIDSuffix, is the
 	// transactional id. Required with DeliveryExactlyOnce, and only
@@ -214,17 +216,8 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	dg, err := conf.FieldString(FieldDeliveryGuarantee)
 	keep(err)
 	c.DeliveryGuarantee = parseDeliveryGuarantee(dg)
-	// max_in_flight has no spec default because its default depends on
-	// delivery_guarantee: a transactional producer runs one transaction
-	// at a time.
-	c.MaxInFlight = defaultMaxInFlight
-	if c.DeliveryGuarantee == DeliveryExactlyOnce {
-		c.MaxInFlight = 1
-	}
-	if conf.Contains(FieldMaxInFlight) {
-		c.MaxInFlight, err = conf.FieldInt(FieldMaxInFlight)
-		keep(err)
-	}
+	c.MaxInFlight, err = conf.FieldInt(FieldMaxInFlight)
+	keep(err)
 	c.TransactionalIDPrefix, err = conf.FieldString(FieldTransactionalIDPrefix)
 	keep(err)
 	c.TransactionalIDSuffix, err = conf.FieldString(FieldTransactionalIDSuffix)
@@ -244,10 +237,27 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 		c.Table = table
 		keep(c.applyTable(tset, conf.Contains(FieldMaxInFlight)))
 	}
+	c.Batching = c.defaultBatching()
 	if len(errs) > 0 {
 		return c, errors.Join(append([]error{connErr}, append(errs, durErrs...)...)...)
 	}
 	return c, errors.Join(append([]error{connErr}, append(durErrs, c.validate())...)...)
+}
+
+// defaultBatching returns the batching policy: the one set, or, with
+// at_least_once and none when none is set, defaultBatchCount messages or
+// defaultBatchBytes bytes within defaultBatchPeriod. Batches are written one
+// at a time (max_in_flight 1, for order), so without batching an input that
+// hands over one message at a time would wait for a round trip per message.
+// `count: 1` (a no-op policy, unlike the unset count 0) keeps each input
+// batch as it comes. exactly_once keeps its batches: each is a transaction.
+func (c Config) defaultBatching() service.BatchPolicy {
+	b := c.Batching
+	if c.DeliveryGuarantee == DeliveryExactlyOnce || !b.IsNoop() || b.Count != 0 {
+		return b
+	}
+	b.Count, b.ByteSize, b.Period = defaultBatchCount, defaultBatchBytes, defaultBatchPeriod
+	return b
 }
 
 // validate collects every problem of the sink's own fields (the connection

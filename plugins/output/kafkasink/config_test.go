@@ -30,7 +30,7 @@ topic: events
 		t.Fatal(err)
 	}
 	if c.DeliveryGuarantee != DeliveryAtLeastOnce || c.Partitioner != PartitionerDefault || c.Compression != CompressionNone ||
-		c.MaxInFlight != 64 || c.MaxMessageBytes != 1<<20 || c.Timeout != 10*time.Second ||
+		c.MaxInFlight != 1 || c.MaxMessageBytes != 1<<20 || c.Timeout != 10*time.Second ||
 		c.TransactionalIDPrefix != "" || c.TransactionalIDSuffix != "0" || c.TransactionTimeout != time.Minute || c.WriterIndex != 0 {
 		t.Errorf("unexpected defaults: %+v", c)
 	}
@@ -38,7 +38,7 @@ topic: events
 		t.Errorf("partition must be absent by default")
 	}
 
-	// exactly_once: max_in_flight defaults to 1, the id is prefix-suffix.
+	// exactly_once: max_in_flight is 1 too, the id is prefix-suffix.
 	c, err = parseConfig(t, `
 seed_brokers: [ "localhost:9092" ]
 topic: events
@@ -216,6 +216,35 @@ func TestSpecExamplesLint(t *testing.T) {
 		}
 		for _, l := range lints {
 			t.Errorf("%s: line %d: %s", name, l.Line, l.What)
+		}
+	}
+}
+
+// With at_least_once and none, a sink without a batching policy batches by
+// default (batches are written one at a time, for order); `count: 1` and any
+// policy set keep theirs; exactly_once keeps each input batch as one
+// transaction.
+func TestDefaultBatching(t *testing.T) {
+	t.Parallel()
+	def := service.BatchPolicy{Count: defaultBatchCount, ByteSize: defaultBatchBytes, Period: defaultBatchPeriod}
+	for _, tc := range []struct {
+		name, yaml string
+		want       service.BatchPolicy
+	}{
+		{"at_least_once, unset", "", def},
+		{"none, unset", "delivery_guarantee: none\n", def},
+		{"empty policy", "batching: {}\n", def},
+		{"count 1: each input batch as it comes", "batching: { count: 1 }\n", service.BatchPolicy{Count: 1}},
+		{"a policy set", "batching: { count: 500, period: 50ms }\n", service.BatchPolicy{Count: 500, Period: "50ms"}},
+		{"exactly_once, unset", "delivery_guarantee: exactly_once\ntransactional_id_prefix: p\n", service.BatchPolicy{}},
+	} {
+		c, err := parseConfig(t, "seed_brokers: [ \"localhost:9092\" ]\ntopic: events\n"+tc.yaml)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b := c.Batching
+		if b.Count != tc.want.Count || b.ByteSize != tc.want.ByteSize || b.Period != tc.want.Period || b.Check != "" {
+			t.Errorf("%s: batching %+v, want %+v", tc.name, b, tc.want)
 		}
 	}
 }

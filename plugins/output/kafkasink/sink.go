@@ -145,6 +145,11 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		s.write = s.writeTransaction
 	}
+	if cfg.MaxInFlight > 1 {
+		s.log.Warnf("kafka_sink: %s is %d: batches are written in parallel, so records of one partition can reach Kafka "+
+			"out of order (a retried batch can land after a later one); set %s: 1, the default, to keep per-partition order",
+			FieldMaxInFlight, cfg.MaxInFlight, FieldMaxInFlight)
+	}
 	go s.logEnding()
 	return s, nil
 }
@@ -249,14 +254,36 @@ func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error
 	return s.nackAtEnd(s.write(ctx, cl, batch))
 }
 
-// writeIndependent writes the records of an at_least_once or none batch, each
-// succeeding or failing on its own.
+// writeIndependent writes the records of an at_least_once or none batch.
+// Records that fail for a reason that can clear (see retryInPlace) are written
+// again here, with back-off and a warning per attempt, together with every
+// later record of their partition (replaySet), until they are written or ctx
+// ends: a partition's records reach Kafka in batch order, possibly with an
+// exact replay of a suffix, and never with an older record after a newer one
+// that was not replayed. Records that cannot be written (a field error, a
+// partition out of range, a refusal Kafka marks final) fail alone in a
+// *service.BatchError. When the first attempt lost every record to connection
+// errors, WriteBatch returns service.ErrNotConnected instead: Benthos then
+// reconnects and retries this same batch before taking the next one.
 func (s *Sink) writeIndependent(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	recs, errs := s.buildRecords(batch)
 	s.produce(ctx, cl, recs, errs)
-	s.endRunOnPermanent(ctx, cl, errs)
+	if s.endRunOnPermanent(ctx, cl, errs) == nil {
+		s.writeAgainInPlace(ctx, cl, len(batch), recs, errs)
+	}
 	s.countSent(recs, errs)
 	return s.batchResult(batch, errs)
+}
+
+// countFailed counts the set errors.
+func countFailed(errs []error) int {
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // countSent counts the records Kafka acknowledged (with exactly_once: that
@@ -331,8 +358,12 @@ func (s *Sink) produce(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, 
 			continue
 		}
 		wg.Add(1)
+		// Set on every attempt: a record written again must not keep
+		// the expired deadline of its previous attempt.
 		if s.checkPartitions {
 			r.Context, _ = withPartitionCheck(ctx, partitionCheckOf(r))
+		} else {
+			r.Context = ctx
 		}
 		// Promises run serially on the client's promise goroutine; each
 		// writes only its own slot of errs, and wg.Wait orders those
@@ -362,11 +393,25 @@ func (s *Sink) produce(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, 
 	}
 }
 
+// lostCluster reports whether every record failed in a produce that may mean
+// the sink cannot reach the cluster.
+func lostCluster(errs []error) bool {
+	for _, err := range errs {
+		// Only a failed produce can mean a lost cluster: a record that could
+		// not be built (a field or encode error) may wrap io.EOF too.
+		var pe *ProduceError
+		if err == nil || !errors.As(err, &pe) || !isConnectionError(err) {
+			return false
+		}
+	}
+	return len(errs) > 0
+}
+
 // batchResult turns per-message errors into the WriteBatch result.
 func (s *Sink) batchResult(batch service.MessageBatch, errs []error) error {
 	var (
-		failed, conn int
-		first        error
+		failed int
+		first  error
 	)
 	for _, err := range errs {
 		if err == nil {
@@ -376,17 +421,11 @@ func (s *Sink) batchResult(batch service.MessageBatch, errs []error) error {
 		if first == nil {
 			first = err
 		}
-		// Only a failed produce can mean a lost cluster: a record that could
-		// not be built (a field or encode error) may wrap io.EOF too.
-		var pe *ProduceError
-		if errors.As(err, &pe) && isConnectionError(err) {
-			conn++
-		}
 	}
 	switch {
 	case failed == 0:
 		return nil
-	case failed == len(batch) && conn == failed:
+	case lostCluster(errs):
 		// Benthos keeps only the sentinel of this error, so log the cause.
 		s.log.Warnf("kafka_sink: no record of a batch of %d reached kafka at %v, reconnecting: %v",
 			len(batch), s.cfg.Conn.SeedBrokers, first)

@@ -1,15 +1,18 @@
 // Package kafkasink is the `kafka_sink` output: Apache Flink's KafkaSink for
 // Benthos pipelines. It writes each message as one Kafka record (topic, key,
 // headers and timestamp taken from the message), partitions keys exactly as
-// the Java client does, and reports per-message failures so that Benthos
-// retries only what Kafka did not accept.
+// the Java client does, and keeps each partition's order: batches are written
+// one at a time, records that fail for a reason that can clear are written
+// again in place, and only records that cannot be written are reported back,
+// each on its own.
 //
 // With delivery_guarantee exactly_once it writes each batch in one Kafka
 // transaction with a transactional producer that fences its predecessors.
 //
 // Files by concern: spec.go (fields and registration), config.go (typed
 // configuration and validation), sink.go (the service.BatchOutput and the
-// independent, non-transactional write), txn.go (transactions, fencing),
+// independent, non-transactional write), retry.go (retry in place or give
+// up), txn.go (transactions, fencing),
 // partitioner.go (partitioners), record.go (message -> kgo.Record),
 // metrics.go (metric names).
 package kafkasink
@@ -48,7 +51,14 @@ const (
 
 // Defaults, shared by the spec and the typed Config.
 const (
-	defaultMaxInFlight     = 64
+	defaultMaxInFlight = 1
+	// The batching policy of at_least_once and none when none is set: a
+	// write waits up to defaultBatchPeriod (the Java producer's linger.ms
+	// default since Kafka 4.0) for more messages, up to defaultBatchCount
+	// messages or defaultBatchBytes bytes.
+	defaultBatchCount      = 10000
+	defaultBatchBytes      = 4 << 20
+	defaultBatchPeriod     = "5ms"
 	defaultMaxMessageBytes = 1 << 20
 	defaultTimeout         = "10s"
 
@@ -96,10 +106,13 @@ process) and makes the broker abort that producer's open transaction.
 Each batch is one transaction: the `+"`batching`"+` policy plays the role of
 Flink's checkpoint interval (count, byte size, period). All records of a batch
 become visible to `+"`read_committed`"+` readers together, and the batch is
-acknowledged to the input only after the commit succeeded. If Kafka refuses
-any record, or the commit fails in any way, the transaction is aborted and the
-whole batch fails, so that it is delivered again as a whole; nothing of it is
-visible to `+"`read_committed`"+` readers. A message that cannot become a record at
+acknowledged to the input only after the commit succeeded. If a record is not
+written, or the commit fails, the transaction is aborted and nothing of it is
+visible to `+"`read_committed`"+` readers; the batch is then written again in
+place as a new transaction when the cause can clear (a record not acknowledged
+within `+"`timeout`"+`, a connection error, a retriable Kafka error), with a back-off
+and a warning per attempt, and fails as a whole (delivered again by the input)
+only when it cannot (a record Kafka refuses for good). A message that cannot become a record at
 all (its topic, key, timestamp or partition cannot be computed, or its
 partition does not exist) never joins the transaction: it fails alone and the
 rest of the batch commits. So does a record Kafka refuses for what it holds,
@@ -130,9 +143,9 @@ batch, held back by any earlier record of that partition still in flight (as
 the source's own commits are), and the source does not commit those offsets
 itself. A refused offset commit aborts the transaction: a transient refusal
 (a rebalance under way, a coordinator moving, a group generation that
-changed) retries the same batch in place, up to 10 times with a back-off (a
-failed batch would come back after later ones, out of per-key order); any
-other refusal fails the batch. In `+"`assignment: group`"+` mode the commit carries the
+changed) retries the same batch in place until it commits (a failed batch
+would come back after later ones, out of per-key order); any other refusal
+fails the batch. In `+"`assignment: group`"+` mode the commit carries the
 live member id and generation of the reader that owns the partition, so a
 zombie whose partition moved is refused by the broker; the messages of
 partitions the source no longer owns fail alone (their new owner reads them
@@ -222,13 +235,45 @@ value (say `+"`delivery_guarantee: at_least_once`"+` against `+"`'exactly-once'`
 absent one: the table wins over it. Options of the reading side (`+"`scan.*`"+`, `+"`properties.group.id`"+`) are allowed
 and unused; options connectd does not support are errors naming them.
 
+### Ordering and retries
+
+Records a sink receives for one partition reach Kafka in that order, at the
+defaults and across retries, as with Flink's KafkaSink and the Java producer
+with idempotence. Batches are written one at a time (`+"`max_in_flight: 1`"+`);
+inside a batch the producer pipelines up to 5 requests per broker and Kafka
+keeps them in order (idempotence; with `+"`none`"+`, one request at a time). So
+that one batch at a time stays fast, `+"`at_least_once`"+` and `+"`none`"+` batch by
+default (see `+"`batching`"+`). The sink keeps the order it receives: pipeline
+processors on several threads (`+"`pipeline.threads`"+`, default one per CPU) can
+reorder messages before they reach it, so keep `+"`pipeline.threads: 1`"+` when
+order matters from end to end.
+
+A record that is not written for a reason that can clear (not acknowledged
+within `+"`timeout`"+`, a connection error, a retriable Kafka error) is written
+again in place, inside the same write, with a back-off (50ms doubling up to
+2s) and a warning per attempt, until it is written or the pipeline stops; the
+next batch waits. It goes again together with every later record of the batch
+in the same partition, written or not, so a partition never holds a newer
+record before an older one that was missing. A record that timed out may have
+been written all the same, so the retry can repeat a run of records
+(at-least-once): for each key, every value read after another is at most the
+next one, a step back always starts an exact replay of values already there,
+and the last value is the last one written. With exactly_once the whole
+transaction is aborted and written again in place (see above). When no record
+of a batch reached Kafka because of connection errors, the sink reports itself
+disconnected; Benthos then reconnects and writes the same batch again before
+the next one.
+
+With `+"`max_in_flight`"+` above 1, batches race into the producer and a retried
+batch can land after a later one: per-partition order is then not guaranteed.
+
 ### Errors
 
-Messages are written in parallel and, except with exactly_once (see above),
-each one succeeds or fails on its own. A batch in which some messages failed
-is reported as a batch error naming each failed message with its topic and
-partition, so only those are retried. A message whose topic, key, timestamp
-or partition cannot be computed fails alone too.
+A message that cannot be written at all fails alone, and the rest of its batch
+is written: its topic, key, timestamp or partition cannot be computed, its
+topic does not exist (after the client's own retries), or Kafka refuses it for
+good (too large, invalid, not authorised). The batch is then reported as a
+batch error naming each failed message with its topic and partition.
 
 Errors are sorted into classes (docs/errors.md lists them):
 
@@ -260,12 +305,6 @@ for. Messages the `+"`batching`"+` policy still holds keep the input waiting unt
 three quarters of `+"`shutdown_timeout`"+`; what was not committed is read again on
 the next run.
 
-### Ordering
-
-Within one batch, records with the same key are written in order. With
-`+"`max_in_flight`"+` above 1, batches are written in parallel and a retried batch can
-land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
-
 ### Metrics
 
 - `+"`kafka_sink_records_sent`"+` (counter, label `+"`topic`"+`): records Kafka acknowledged
@@ -273,7 +312,8 @@ land after a later one; set `+"`max_in_flight: 1`"+` for strict per-key order.
 - `+"`kafka_sink_bytes_sent`"+` (counter, label `+"`topic`"+`): key, value and header bytes of
   those records, before compression.
 - `+"`kafka_sink_records_failed`"+` (counter, label `+"`topic`"+`, empty when the topic could
-  not be computed): records that failed.
+  not be computed): failed attempts to write a record; a record written again in
+  place counts once per failed attempt.
 - `+"`kafka_sink_produce_latency_ns`"+` (timer, label `+"`topic`"+`): one observation per batch
   and topic, from handing the batch's records to the client to Kafka's acknowledgement of the
   last of them (per batch, not per record: a per-record summary cost more than the produce).
@@ -369,16 +409,26 @@ With exactly_once:
 				Default(defaultTransactionTimeout).
 				Advanced(),
 			service.NewIntField(FieldMaxInFlight).
-				Description("Number of batches written in parallel (count, at least 1). Default 64; with `delivery_guarantee: exactly_once` "+
-					"it must be 1, which is then its default (a transactional producer runs one transaction at a time). "+
-					"Flink has no direct equivalent: its parallelism is the number of sink subtasks.").
-				Examples(1, 64).
-				Optional(),
+				Description("Number of batches written in parallel (count, at least 1). Default `1`: one batch at a time, so that "+
+					"the records of a partition reach Kafka in the order the sink received them, also across retries (see "+
+					"Ordering and retries above). Within a batch the producer still pipelines up to 5 requests per broker, in order "+
+					"(idempotence), so larger batches (`batching`) are the way to more throughput. **Above 1, per-partition "+
+					"order is not guaranteed**: batches race into the producer, and a batch retried after a failure can "+
+					"land after a later one; the sink logs a warning at start. With `delivery_guarantee: exactly_once` it "+
+					"must be 1 (a transactional producer runs one transaction at a time). Flink has no such option (its "+
+					"sink writes in order); the Java producer's equivalent is `max.in.flight.requests.per.connection` with "+
+					"idempotence (at most 5 requests, order kept), which connectd applies inside each batch.").
+				Examples(1).
+				Default(defaultMaxInFlight),
 			service.NewBatchPolicyField(FieldBatching).
 				Description("How messages are grouped into one write; with `exactly_once` a batch is one transaction. "+
-					"Default: no batching (each input batch is written as it comes). Units: `count` in messages, `byte_size` "+
-					"in bytes, `period` a Go duration. Flink option: with exactly-once, the checkpoint interval "+
-					"(`execution.checkpointing.interval`); otherwise `properties.linger.ms` / `properties.batch.size`."),
+					"Default with `at_least_once` and `none`: `count: 10000`, `byte_size: 4194304`, `period: 5ms` (a write waits up to "+
+					"5ms for more messages, as the Java producer's `linger.ms` default): batches are written one at a time to keep "+
+					"per-partition order, so an input that hands over one message at a time would otherwise wait for a round trip "+
+					"per message; set `count: 1` to write each input batch as it comes. Default with `exactly_once`: none (each "+
+					"input batch is one transaction). Units: `count` in messages, `byte_size` in bytes, `period` a Go duration. "+
+					"Flink option: with exactly-once, the checkpoint interval (`execution.checkpointing.interval`); otherwise "+
+					"`properties.linger.ms` / `properties.batch.size`."),
 			service.NewStringEnumField(FieldCompression,
 				string(CompressionNone), string(CompressionGzip), string(CompressionSnappy), string(CompressionLZ4), string(CompressionZstd)).
 				Description("Compression codec of record batches. Default `none`. Flink option: `properties.compression.type`.").
@@ -401,11 +451,12 @@ With exactly_once:
 				Default(true).
 				Advanced(),
 			service.NewDurationField(FieldTimeout).
-				Description("How long a write may wait for Kafka's acknowledgement before its records fail (Go duration, must be positive). "+
-					"Default `10s`. Roughly enforced: a record fails at the client's next retry point after the deadline. "+
-					"A record that timed out may still have been written, so its retry can duplicate it (at-least-once). "+
-					"With exactly_once a timed-out record aborts its transaction, so nothing of the batch is committed; the same "+
-					"bound applies to the commit itself. "+
+				Description("How long one attempt of a write may wait for Kafka's acknowledgement before its unacknowledged records "+
+					"are written again (Go duration, must be positive). Default `10s`. Roughly enforced: a record gives up its attempt at "+
+					"the client's next retry point after the deadline. A record that timed out is written again in place, with the "+
+					"later records of its partition (see Ordering and retries); it may still have been written, so the retry can "+
+					"duplicate it (at-least-once). With exactly_once a timed-out record aborts its transaction, so nothing of the "+
+					"batch is committed, and the transaction is written again; the same bound applies to the commit itself. "+
 					"Flink option: `properties.delivery.timeout.ms`.").
 				Default(defaultTimeout).
 				Advanced(),

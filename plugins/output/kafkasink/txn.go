@@ -107,14 +107,19 @@ func brokerMaxTimeout(ctx context.Context, cl *kgo.Client) (int64, error) {
 // transaction: it fails alone, in a *service.BatchError, and the rest
 // commits.
 //
-// Two failures of the source offsets are handled here instead, because a
-// nacked batch comes back after later batches of the same partitions and
-// would break per-key order: a transient refusal of the offset commit (a
-// rebalance under way, a moving coordinator, a generation that changed while
-// the partition stayed with this member) aborts and retries the whole batch
-// in place, with a back-off; and the messages of partitions the source no
+// Failures that can clear are handled here instead, because a nacked batch
+// comes back after later batches of the same partitions and would break
+// per-partition order: a transaction aborted because a record was not
+// written, or its commit failed, for a reason retryInPlace accepts (a record
+// not acknowledged within the timeout, a moving coordinator), or because the
+// source offsets were refused transiently (a rebalance under way, a
+// generation that changed while the partition stayed with this member), is
+// retried as a whole in place, with a back-off and a warning per attempt,
+// until it commits or ctx ends. The messages of partitions the source no
 // longer owns (revoked or lost, see txnoffsets.NotOwnedError) are failed
-// alone, for their new owner reads them again, and the rest is retried.
+// alone, for their new owner reads them again, and the rest is retried. A
+// lost producer returns service.ErrNotConnected, after which Benthos
+// reconnects and retries this same batch.
 //
 // The producer id and epoch are never cached here: franz-go reads them for
 // each transaction (Kafka 4 bumps the epoch at every commit).
@@ -125,9 +130,9 @@ func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch servi
 	var (
 		notOwned map[txnoffsets.TopicPartition]error
 		refused  map[int]error
+		backoff  inPlaceBackoff
 	)
-	wait, retries := retryTxnMin, 0
-	for {
+	for attempt := 2; ; attempt++ {
 		err := s.transact(ctx, cl, batch, notOwned, refused)
 		var (
 			moved *txnoffsets.NotOwnedError
@@ -152,30 +157,31 @@ func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch servi
 			}
 			s.log.Infof("kafka_sink: %v; their messages are dropped here (their new owner reads them again), the rest of the batch is retried", moved)
 			continue
-		case errors.Is(err, errRetryInPlace) && retries < maxRetriesInPlace:
-			retries++
-			s.log.Warnf("kafka_sink: %v; retrying the batch in %v (retry %d of %d)", err, wait, retries, maxRetriesInPlace)
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
-			case <-time.After(wait):
+		case errors.Is(err, errRetryInPlace):
+			s.log.Warnf("kafka_sink: %v; writing the batch of %d messages again in %v (attempt %d), in its order: later batches wait",
+				err, len(batch), backoff.delay(), attempt)
+			wctx, cancel := s.run.WithEnding(ctx)
+			_, werr := backoff.wait(wctx)
+			cancel()
+			if werr != nil {
+				return fmt.Errorf("%w (gave up retrying: %w)", err, werr)
 			}
-			wait = min(2*wait, retryTxnMax)
 			continue
 		}
 		return err
 	}
 }
 
-// In-place retries of a batch whose source offsets were refused for a
-// transient reason: back-off bounds, and how many (about 10s in all) before
-// the batch is failed as a whole after all (nothing is lost, but it comes
-// back after later batches).
-const (
-	retryTxnMin       = 50 * time.Millisecond
-	retryTxnMax       = 2 * time.Second
-	maxRetriesInPlace = 10
-)
+// retryAborted marks the error of an aborted transaction (aerr, from abort)
+// for a retry in place when its cause can clear (retryInPlace). A lost
+// producer (service.ErrNotConnected) is left as it is: Benthos reconnects and
+// retries the batch itself.
+func retryAborted(aerr, cause error) error {
+	if errors.Is(aerr, service.ErrNotConnected) || !retryInPlace(cause) {
+		return aerr
+	}
+	return fmt.Errorf("%w: %w", errRetryInPlace, aerr)
+}
 
 // errPartitionsMoved marks an aborted transaction some of whose source
 // partitions moved to another owner (see writeTransaction).
@@ -212,7 +218,12 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 	s.m.txnBegun.Incr(1)
 	s.produce(ctx, cl, recs, errs)
 	if err := firstProduceError(recs, errs); err != nil {
-		return s.produceFailed(ctx, cl, batch, recs, errs, err)
+		ferr := s.produceFailed(ctx, cl, batch, recs, errs, err)
+		var bad *refusedRecordsError
+		if errors.As(ferr, &bad) || s.run.Stopped() {
+			return ferr
+		}
+		return retryAborted(ferr, err)
 	}
 
 	// A cancelled EndTxn leaves the outcome unknown, so it is bounded by
@@ -259,7 +270,7 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 	start := time.Now()
 	if err := cl.EndTransaction(endCtx, kgo.TryCommit); err != nil {
 		// Whatever the error, the transaction is not committed.
-		return s.abort(ctx, cl, batch, fmt.Errorf("committing: %w", err))
+		return retryAborted(s.abort(ctx, cl, batch, fmt.Errorf("committing: %w", err)), err)
 	}
 	offsetsCommitted(sources)
 	s.m.txnCommitted.Incr(1)
