@@ -89,6 +89,9 @@ type metaColumn struct {
 	name, key string
 	typ       *schema.Type
 	virtual   bool
+	// read gets its value from a record; what names it in errors.
+	read func(Record) any
+	what string
 }
 
 // Codec turns records into rows of a table and rows into records.
@@ -160,7 +163,8 @@ func NewCodec(t *schema.Table) (*Codec, error) {
 	for _, col := range t.Columns {
 		switch col.Kind {
 		case schema.Metadata:
-			c.meta = append(c.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, virtual: col.Virtual})
+			c.meta = append(c.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, virtual: col.Virtual,
+				read: metadataReader(col.MetadataKey), what: "metadata column " + col.Name})
 		case schema.Computed:
 			if c.computed == nil {
 				env, err := expr.NewEnv(t)
@@ -232,8 +236,11 @@ func (c *Codec) DecodeKafka(ctx context.Context, r *kgo.Record) (map[string]any,
 // other physical column is NULL.
 func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 	rec := format.Record{Topic: r.Topic}
-	row := map[string]any{}
+	// Without key columns the value's row (a new map per record from
+	// every format) becomes the row; else the row starts with the key.
+	var row map[string]any
 	if c.key != nil {
+		row = make(map[string]any, len(c.table.Columns))
 		if len(r.Key) > 0 {
 			var kr map[string]any
 			var err error
@@ -259,6 +266,9 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 	}
 	switch {
 	case r.Value == nil && c.upsert:
+		if row == nil {
+			row = make(map[string]any, len(c.table.Columns))
+		}
 		for _, col := range c.table.PhysicalColumns() {
 			if _, ok := row[col.Name]; !ok {
 				row[col.Name] = nil
@@ -280,12 +290,16 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 		if vr == nil {
 			return nil, ErrSkipped
 		}
+		if row == nil {
+			row = vr
+			break
+		}
 		for k, v := range vr {
 			row[k] = v
 		}
 	}
 	for _, mc := range c.meta {
-		v, err := schema.Coerce(mc.typ, r.metadataOf(mc.key), "metadata column "+mc.name)
+		v, err := schema.Coerce(mc.typ, mc.read(r), mc.what)
 		if err != nil {
 			return nil, err
 		}
