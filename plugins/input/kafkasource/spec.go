@@ -222,13 +222,15 @@ minimum over its partitions that are not idle, and never goes backwards. A reade
 A partition that reached its stop offset, was revoked or released stops holding it back. Event times are observed when a batch is
 delivered (so that with several readers no watermark runs ahead of records not yet delivered); a record delivered again
 after a nack keeps the event time, watermark and lateness of its first delivery. With a table and `+"`column`"+` or
-`+"`expression`"+`, rows are stamped after decoding, and a redelivered row is observed again (it may then be late); a row whose
-column is null, whose expression fails, or that did not decode carries no event time.
+`+"`expression`"+`, the reader decodes each row as it fetches the record and reads its event time from the row, and the row is
+observed at delivery like any record; a row whose column is null, whose expression fails, or that did not decode carries no
+event time.
 
 **End of a bounded read:** the last message of the last batch of a bounded read (`+"`stop_at`"+`), delivered when every
 partition reached its stop offset, carries `+"`kafka_watermark_ms`"+` = 9223372036854775807 (math.MaxInt64, Flink's
 `+"`Long.MAX_VALUE`"+`), which fires every open window of an `+"`event_window`"+` buffer (only the last: a watermark applies after
-the record that carries it). A processor that drops that message drops the end-of-input watermark with it. If the last partition ends on a transaction marker fetched after
+the record that carries it). With a table, a record of that batch that gives no row (skipped) does not take it along: it is on
+the last row delivered. A processor that drops that message drops the end-of-input watermark with it. If the last partition ends on a transaction marker fetched after
 its last record was delivered, no message carries it: set the buffer's `+"`flush_after_idle`"+`.
 
 Cost: the two keys take a message past eight metadata keys with the default `+"`metadata_keys`"+`, which moves Benthos's
