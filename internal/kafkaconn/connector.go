@@ -61,11 +61,12 @@ func (c *Connector) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client,
 	if Classify(err) != Credentials {
 		return nil, err
 	}
+	if !c.accepted.Load() {
+		// No retry follows: the run ends on this error.
+		return nil, WithClass(fmt.Errorf("%w; the brokers never accepted these credentials in this run: fix %s", err, c.cfg.credentialFields(err)), Permanent)
+	}
 	n, delay := c.auth.Fail()
 	err = fmt.Errorf("%w (attempt %d; next attempt in %v)", err, n, delay)
-	if !c.accepted.Load() {
-		err = WithClass(fmt.Errorf("%w; the brokers never accepted these credentials in this run: fix %s", err, c.cfg.credentialFields(err)), Permanent)
-	}
 	return nil, service.NewErrBackOff(err, delay)
 }
 

@@ -60,7 +60,7 @@ func TestSASLRealBroker(t *testing.T) {
 				t.Errorf("credentials never accepted: class %v, want permanent", c)
 			}
 			msg := err.Error()
-			for _, want := range []string{string(mech), `"` + user + `"`, "sasl.username", "sasl.password", "attempt 1"} {
+			for _, want := range []string{string(mech), `"` + user + `"`, "sasl.username", "sasl.password"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error does not name %q: %s", want, msg)
 				}
@@ -68,17 +68,11 @@ func TestSASLRealBroker(t *testing.T) {
 			if strings.Contains(msg, bad.SASL.Password) {
 				t.Errorf("error leaks the password: %s", msg)
 			}
-			if wait := backOffOf(t, err); wait != authBackoffMin {
-				t.Errorf("first rejection asks for a back-off of %v, want %v", wait, authBackoffMin)
-			}
-
-			began := time.Now()
-			_, err = conn.Connect(ctx)
-			if took := time.Since(began); took >= authBackoffMin {
-				t.Errorf("second attempt took %v: Connect must not wait out the back-off itself", took)
-			}
-			if wait := backOffOf(t, err); wait != 2*authBackoffMin {
-				t.Errorf("second rejection asks for a back-off of %v, want %v", wait, 2*authBackoffMin)
+			// The run ends on it: no back-off is asked for, and the message
+			// does not promise a next attempt.
+			var bo *service.ErrBackOff
+			if errors.As(err, &bo) || strings.Contains(msg, "next attempt") {
+				t.Errorf("credentials never accepted ask for a retry: %v", err)
 			}
 		})
 	}

@@ -14,6 +14,10 @@ const (
 	// DefaultUpdateInterval is the default AlignmentConfig.UpdateInterval,
 	// Flink's scan.watermark.alignment.update-interval.
 	DefaultUpdateInterval = time.Second
+	// DefaultStallWarning is the stall_warning of kafka_source when the
+	// field is not set (Config.StallWarning's zero value is off). Flink has
+	// no such option.
+	DefaultStallWarning = time.Minute
 )
 
 // ErrInvalidConfig is wrapped by every problem Config.Validate and
@@ -58,6 +62,13 @@ type Config struct {
 	// Flink: pipeline.auto-watermark-interval. YAML: watermark.emit_interval.
 	EmitInterval time.Duration
 
+	// StallWarning is how long the combined watermark may stand still,
+	// held back by partitions without records for as long, before
+	// CheckStall reports the stall (see Stall). 0 (the zero value) turns
+	// it off; kafka_source defaults to DefaultStallWarning. Flink has no
+	// such option. YAML: watermark.stall_warning.
+	StallWarning time.Duration
+
 	// Clock measures idleness. Default: the system clock.
 	Clock Clock
 }
@@ -74,6 +85,9 @@ func (c Config) Validate() error {
 	}
 	if c.EmitInterval < 0 {
 		errs = append(errs, fmt.Errorf("%w: emit_interval %v is negative", ErrInvalidConfig, c.EmitInterval))
+	}
+	if c.StallWarning < 0 {
+		errs = append(errs, fmt.Errorf("%w: stall_warning %v is negative (0 turns it off)", ErrInvalidConfig, c.StallWarning))
 	}
 	return errors.Join(errs...)
 }

@@ -79,6 +79,7 @@
 //	MaxDrift (alignment.max_drift)  scan.watermark.alignment.max-drift         0
 //	UpdateInterval                  scan.watermark.alignment.update-interval   1s
 //	  (alignment.update_interval)
+//	StallWarning (stall_warning)    none                                       0 (off; kafka_source: 1m)
 //
 // # Use from a source
 //
@@ -96,6 +97,18 @@
 //     result even when no records flow); every UpdateInterval:
 //     Aligner.Update, then pause and resume fetching what it returns.
 //   - At close: Aligner.Leave.
+//
+// # A watermark that stands still
+//
+// With idleness off, a partition without records holds the combined
+// watermark where it is for good, and windows downstream never fire; Flink
+// says nothing about it. Tracker.CheckStall, called after each Tick, reports
+// how long the combined watermark has stood still and, once that is at least
+// StallWarning, the partitions to blame: the non-idle partitions at the
+// minimum, each silent for at least StallWarning, while another non-idle
+// partition is ahead (see Stall). It says warn once per stall episode, which
+// ends when the combined watermark advances. The decision is pure, and
+// tested with an injected Clock.
 //
 // # Metrics
 //

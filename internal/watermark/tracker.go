@@ -137,6 +137,8 @@ type Tracker struct {
 	mu struct {
 		sync.Mutex
 		aligner *Aligner
+		// stall is CheckStall's episode (stall.go).
+		stall stallEpisode
 	}
 }
 
@@ -149,6 +151,7 @@ func NewTracker(cfg Config) (*Tracker, error) {
 	t := &Tracker{cfg: cfg, clock: cfg.Clock, base: cfg.Clock.Now()}
 	t.combined.Store(NoWatermark)
 	t.parts.Store(new([]*Partition))
+	t.mu.stall = stallEpisode{watermark: NoWatermark}
 	return t, nil
 }
 

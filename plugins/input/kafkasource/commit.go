@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/connectd/connectd/internal/kafkaconn"
 )
 
 // This file is the owner's offset commits. The positions to commit are
@@ -119,7 +121,7 @@ func (o *owner) periodicCommit() {
 		return
 	}
 	o.commit(&commitJob{kind: commitPeriodic, ctx: o.sess.ctx, done: func(err error) {
-		if err != nil && o.sess.ctx.Err() == nil {
+		if err != nil && o.sess.ctx.Err() == nil && o.failed == nil {
 			o.log.Warnf("kafka_source: %v", err)
 		}
 	}})
@@ -208,7 +210,13 @@ type commitDone struct {
 
 func (r commitDone) handle(o *owner) {
 	o.commits.inFlight = false
-	r.job.done(o.applyCommit(r))
+	err := o.applyCommit(r)
+	if kafkaconn.Classify(err) == kafkaconn.Permanent {
+		// GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED: no
+		// retry commits these offsets.
+		o.endRun(firstPermanent(err))
+	}
+	r.job.done(err)
 	o.commitIdle()
 }
 
@@ -244,4 +252,23 @@ func (o *owner) applyCommit(r commitDone) error {
 		o.metrics.unacked.Set(int64(o.tracker.unacked(tp)), resp.Topic, strconv.Itoa(int(resp.Partition)))
 	})
 	return errors.Join(errs...)
+}
+
+// firstPermanent returns the first Permanent error of a commit's errors (one
+// per refused partition), saying how many more partitions were refused.
+func firstPermanent(err error) error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	errs := joined.Unwrap()
+	for _, e := range errs {
+		if kafkaconn.Classify(e) == kafkaconn.Permanent {
+			if len(errs) > 1 {
+				return fmt.Errorf("%w (and %d more partitions refused)", e, len(errs)-1)
+			}
+			return e
+		}
+	}
+	return err
 }

@@ -224,6 +224,10 @@ type delivery struct {
 }
 
 func (r nextReq) handle(o *owner) {
+	if o.failed != nil {
+		r.reply <- delivery{err: fmt.Errorf("%w: %w", o.failed, service.ErrEndOfInput)}
+		return
+	}
 	if o.stopping {
 		r.reply <- delivery{closed: true}
 		return

@@ -55,13 +55,15 @@ func (e *StartOffsetError) Unwrap() error { return e.Err }
 
 // TopicError is returned when a configured topic cannot be read.
 type TopicError struct {
+	// Field is the field that names the topic: topics or partitions.
+	Field string
 	Topic string
 	Err   error
 }
 
 func (e *TopicError) Error() string {
 	if errors.Is(e.Err, kerr.UnknownTopicOrPartition) {
-		return fmt.Sprintf("topic %q does not exist (field %s): %v", e.Topic, fieldTopics, e.Err)
+		return fmt.Sprintf("topic %q does not exist (field %s): %v", e.Topic, e.Field, e.Err)
 	}
 	return fmt.Sprintf("topic %q: %v", e.Topic, e.Err)
 }
@@ -336,17 +338,18 @@ func listSubscribed(ctx context.Context, adm *kadm.Client, c Config, strict bool
 		errs   []error
 		tps    []topicPartition
 		topics []string
+		field  = c.subscriptionField()
 	)
 	for _, t := range names {
 		td, ok := details[t]
 		var terr error
 		switch {
 		case !ok:
-			terr = &TopicError{Topic: t, Err: kerr.UnknownTopicOrPartition}
+			terr = &TopicError{Field: field, Topic: t, Err: kerr.UnknownTopicOrPartition}
 		case td.Err != nil:
-			terr = &TopicError{Topic: t, Err: td.Err}
+			terr = &TopicError{Field: field, Topic: t, Err: td.Err}
 		case len(td.Partitions) == 0:
-			terr = &TopicError{Topic: t, Err: errors.New("topic has no partitions")}
+			terr = &TopicError{Field: field, Topic: t, Err: errors.New("topic has no partitions")}
 		}
 		if terr != nil {
 			if strict {
@@ -361,7 +364,7 @@ func listSubscribed(ctx context.Context, adm *kadm.Client, c Config, strict bool
 				if _, ok := td.Partitions[p]; ok {
 					parts = append(parts, p)
 				} else if strict {
-					errs = append(errs, fmt.Errorf("field %s: topic %q has no partition %d", fieldPartitions, t, p))
+					errs = append(errs, &MissingPartitionError{Field: fieldPartitions, Topic: t, Partition: p})
 				}
 			}
 		}
@@ -385,7 +388,7 @@ func listSubscribed(ctx context.Context, adm *kadm.Client, c Config, strict bool
 			for _, tp := range sortedPartitions(f.m) {
 				if td, ok := details[tp.topic]; ok && td.Err == nil {
 					if _, ok := td.Partitions[tp.partition]; !ok {
-						errs = append(errs, fmt.Errorf("field %s: topic %q has no partition %d", f.name, tp.topic, tp.partition))
+						errs = append(errs, &MissingPartitionError{Field: f.name, Topic: tp.topic, Partition: tp.partition})
 					}
 				}
 			}

@@ -2,6 +2,8 @@ package kafkasource
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -37,9 +39,11 @@ type wmStamp struct {
 type wmMetrics struct {
 	watermark    *service.MetricGauge
 	watermarkLag *service.MetricGauge
+	partitionWM  *service.MetricGauge
 	eventLag     *service.MetricGauge
 	idle         *service.MetricGauge
 	alignPaused  *service.MetricGauge
+	held         *service.MetricGauge
 	late         *service.MetricCounter
 }
 
@@ -47,9 +51,11 @@ func newWMMetrics(m *service.Metrics) wmMetrics {
 	return wmMetrics{
 		watermark:    m.NewGauge("kafka_source_watermark_ms"),
 		watermarkLag: m.NewGauge("kafka_source_watermark_lag_ms"),
+		partitionWM:  m.NewGauge("kafka_source_partition_watermark_ms", "topic", "partition"),
 		eventLag:     m.NewGauge("kafka_source_event_time_lag_ms"),
 		idle:         m.NewGauge("kafka_source_idle_partitions"),
 		alignPaused:  m.NewGauge("kafka_source_alignment_paused_partitions"),
+		held:         m.NewGauge("kafka_source_watermark_held_partitions"),
 		late:         m.NewCounter("kafka_source_late_records", "topic"),
 	}
 }
@@ -122,6 +128,8 @@ type watermarkState struct {
 	// lastEventTime is the event time of the last record stamped (Unix
 	// ms), for the event-time lag gauge.
 	lastEventTime int64
+	// partStats is watermarkTick's buffer for the partitions' watermarks.
+	partStats []watermark.PartitionStats
 }
 
 func newWatermarkState(w *sessionWatermarks) *watermarkState {
@@ -221,22 +229,78 @@ func (o *owner) wmResumeRemoved(cl *kgo.Client, tp topicPartition) {
 	}
 }
 
-// watermarkTick runs every emit_interval: it ticks the tracker (idleness,
-// the combined watermark) and sets the gauges.
+// watermarkTick runs when the session starts and every emit_interval: it
+// ticks the tracker (idleness, the combined watermark), sets the gauges,
+// and warns once per stall of the watermark held back by silent partitions
+// (stall_warning).
+//
+// The watermark gauges are set from the first tick, also while there is no
+// watermark: a gauge that is never set is not exported at all, and the
+// watermark of a source whose partition never gets a record is never set.
+// Until there is one, kafka_source_watermark_ms (and a partition's
+// kafka_source_partition_watermark_ms) is math.MinInt64, Flink's
+// Long.MIN_VALUE, as the kafka_watermark_ms metadata; the lag is then
+// counted from the Unix epoch (now in Unix ms), so that a lag alert fires.
 func (o *owner) watermarkTick() {
 	w := o.wm
 	wm := w.tracker.Tick()
 	st := w.tracker.Stats()
 	now := time.Now().UnixMilli()
-	if wm != watermark.NoWatermark {
-		w.metrics.watermark.Set(wm)
-		w.metrics.watermarkLag.Set(now - wm)
+	w.metrics.watermark.Set(wm)
+	w.metrics.watermarkLag.Set(now - max(wm, 0))
+	w.partStats = w.tracker.AppendPartitionStats(w.partStats[:0])
+	for _, p := range w.partStats {
+		w.metrics.partitionWM.Set(p.Watermark, p.Topic, strconv.Itoa(int(p.Partition)))
 	}
 	if et := w.lastEventTime; et != watermark.NoWatermark {
 		w.metrics.eventLag.Set(now - et)
 	}
 	w.metrics.idle.Set(int64(st.Idle))
 	w.metrics.alignPaused.Set(int64(st.Paused))
+	stall, warn := w.tracker.CheckStall()
+	w.metrics.held.Set(int64(len(stall.Held)))
+	if warn {
+		o.log.Warnf("kafka_source: %s", stallWarning(stall, w.tracker.Config()))
+	}
+}
+
+// stallMaxNamed bounds the partitions a stall warning names.
+const stallMaxNamed = 10
+
+// stallWarning is the warning for a watermark held back by silent
+// partitions: which, since when, and what to do.
+func stallWarning(s watermark.Stall, c watermark.Config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the watermark has not advanced for %v (it is %s): ", s.For.Round(time.Second), formatWatermark(s.Watermark))
+	b.WriteString("held back by ")
+	for i, h := range s.Held {
+		if i == stallMaxNamed {
+			fmt.Fprintf(&b, ", and %d more partitions", len(s.Held)-stallMaxNamed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "topic %s partition %d (no record for %v, watermark %s)", h.Topic, h.Partition, h.Silent.Round(time.Second), formatWatermark(h.Watermark))
+	}
+	b.WriteString(", while other partitions are ahead; event-time windows downstream (event_window) fire only once it passes their end. ")
+	if c.IdleTimeout > 0 {
+		fmt.Fprintf(&b, "They stop holding it back once silent for %s.%s (%v)", fieldWatermark, fieldWMIdleTimeout, c.IdleTimeout)
+	} else {
+		fmt.Fprintf(&b, "If these partitions have no data, set %s.%s (Flink: scan.watermark.idle-timeout), so that a partition "+
+			"without records for that long stops holding the watermark back", fieldWatermark, fieldWMIdleTimeout)
+	}
+	fmt.Fprintf(&b, " (this warning: %s.%s, %v)", fieldWatermark, fieldWMStallWarning, c.StallWarning)
+	return b.String()
+}
+
+// formatWatermark is a watermark for a log line: Unix ms with its UTC time,
+// or "none yet".
+func formatWatermark(ms int64) string {
+	if ms == watermark.NoWatermark {
+		return "none yet"
+	}
+	return fmt.Sprintf("%d, %s", ms, time.UnixMilli(ms).UTC().Format(time.RFC3339Nano))
 }
 
 // align runs one alignment step every update_interval: it pauses the

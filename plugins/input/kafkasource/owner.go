@@ -96,6 +96,10 @@ type owner struct {
 	// finishErr is the failed final commit of a bounded read, reported
 	// once by ReadBatch (which then tries again).
 	finishErr error
+	// failed is the Permanent error the owner ended the run on (an offset
+	// commit refused for good, errors.go), nil if none: ReadBatch then
+	// ends the input with it.
+	failed error
 
 	// wm is the watermark state, nil without a watermark (eventtime.go).
 	wm *watermarkState
@@ -243,6 +247,10 @@ func (r startReq) handle(o *owner) {
 	}
 	o.setReaderSplits()
 	o.startTimers()
+	if o.wm != nil {
+		// The watermark gauges are exported from the start.
+		o.watermarkTick()
+	}
 	r.reply <- rep
 }
 

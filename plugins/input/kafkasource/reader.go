@@ -21,6 +21,11 @@ type FetchError struct {
 }
 
 func (e *FetchError) Error() string {
+	if e.Topic == "" {
+		// An error of the client as a whole: a group member that
+		// cannot join its group.
+		return fmt.Sprintf("consuming: %v", e.Err)
+	}
 	return fmt.Sprintf("fetching topic %q partition %d: %v", e.Topic, e.Partition, e.Err)
 }
 

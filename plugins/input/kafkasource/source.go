@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -97,6 +98,10 @@ type source struct {
 	// rows decodes the records into rows of the table, nil without one;
 	// made once, so that its bad-record counters and log span sessions.
 	rows *tableRows
+	// missingSince is when a Connect first found a configured topic or
+	// partition missing, zero if the last one did not (errors.go); Connect's
+	// goroutine only.
+	missingSince time.Time
 }
 
 var _ service.BatchInput = (*source)(nil)
@@ -127,8 +132,9 @@ func (s *source) Connect(ctx context.Context) error {
 	}
 	sess, err := connect(ctx, s, resume, stops)
 	if err != nil {
-		return err
+		return s.connectFailed(err)
 	}
+	s.missingSince = time.Time{}
 	s.cur.Store(sess)
 	if s.closed.Load() {
 		// Close ran meanwhile and may not have seen sess.
@@ -212,6 +218,8 @@ func (s *source) received(ctx context.Context, sess *session, res fetchResult, o
 	case !open:
 		s.retire(ctx, sess)
 		return nil, service.ErrNotConnected
+	case kafkaconn.Classify(res.err) == kafkaconn.Permanent:
+		return nil, s.endRun(fmt.Errorf("kafka_source: %w%s", res.err, permanentHint(s.conf, res.err)))
 	case res.fatal:
 		s.log.Errorf("kafka_source: reconnecting after fatal fetch error: %v", res.err)
 		s.retire(ctx, sess)

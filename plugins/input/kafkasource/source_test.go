@@ -659,46 +659,6 @@ func failNextFetch(c *kfake.Cluster, err *kerr.Error) {
 	})
 }
 
-// TestSourceFetchErrorNamesPartition: a fetch error comes out of ReadBatch
-// naming topic and partition, and reading goes on.
-func TestSourceFetchErrorNamesPartition(t *testing.T) {
-	t.Parallel()
-	c, addr := newFakeCluster(t)
-	failNextFetch(c, kerr.TopicAuthorizationFailed)
-	s := newTestSource(t, sourceYAML(addr, "g", "start_from: earliest"))
-	deadline := time.Now().Add(testTimeout)
-	for {
-		_, err := readOne(t, s, time.Until(deadline))
-		var fe *FetchError
-		if errors.As(err, &fe) {
-			if fe.Topic != "t" || !errors.Is(err, kerr.TopicAuthorizationFailed) ||
-				!strings.Contains(err.Error(), fmt.Sprintf(`fetching topic "t" partition %d: TOPIC_AUTHORIZATION_FAILED`, fe.Partition)) {
-				t.Fatalf("error %q, want a TOPIC_AUTHORIZATION_FAILED fetch error naming topic t and its partition", err)
-			}
-			break
-		}
-		if err != nil {
-			t.Fatalf("error %v, want a *FetchError", err)
-		}
-	}
-	// The other partitions' errors may follow; then data flows again.
-	produceN(t, addr, "t", 1, 2)
-	for {
-		b, err := readOne(t, s, time.Until(deadline))
-		var fe *FetchError
-		if errors.As(err, &fe) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.pos[0] != (position{tp: tpT(2), offset: 0}) {
-			t.Fatalf("after the error read %v, want t/2 offset 0", b.pos)
-		}
-		break
-	}
-}
-
 // TestSourceReconnectResumes: a fatal fetch error (authentication) makes
 // ReadBatch return ErrNotConnected after a final commit; the next Connect
 // resumes at the lowest unacknowledged offset, not at start_from.

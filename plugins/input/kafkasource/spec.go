@@ -241,6 +241,12 @@ where throughput matters (`+"`BenchmarkWatermarkStamp`"+`, and the watermark row
 Alignment (`+"`watermark.alignment`"+`) pauses fetching a partition more than `+"`max_drift`"+` ahead of its group's minimum; a
 partition paused for `+"`checkpoint_limit`"+` and for alignment is resumed only when neither holds it.
 
+**A watermark that stands still:** a partition without records (none ever written, or its producers stopped) keeps its
+watermark, or has none, and with `+"`idle_timeout`"+` unset it holds the source's watermark there for good: windows downstream never
+fire. Flink behaves the same. When the watermark has not advanced for `+"`watermark.stall_warning`"+` (default 1m) while partitions
+without a record for as long hold it below others, the input warns once (again only after the watermark advanced), naming
+those partitions and `+"`idle_timeout`"+`, and `+"`kafka_source_watermark_held_partitions`"+` counts them.
+
 ### Metrics
 
 Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
@@ -259,8 +265,15 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 
 With a watermark:
 
-- `+"`kafka_source_watermark_ms`"+` (gauge): the combined watermark, Unix ms, every `+"`emit_interval`"+`.
-- `+"`kafka_source_watermark_lag_ms`"+` (gauge): now minus the combined watermark.
+- `+"`kafka_source_watermark_ms`"+` (gauge): the combined watermark, Unix ms, set when the input connects and every `+"`emit_interval`"+`;
+  -9223372036854775808 (math.MinInt64, Flink's `+"`Long.MIN_VALUE`"+`, as the metadata) while there is none, for example while a
+  partition has had no record yet.
+- `+"`kafka_source_watermark_lag_ms`"+` (gauge): now minus the combined watermark; while there is none, now (the lag from the Unix epoch),
+  so that a lag alert fires.
+- `+"`kafka_source_partition_watermark_ms`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): each partition's own watermark, math.MinInt64 before its
+  first record; the lowest non-idle one is the combined watermark. A partition no longer read keeps its last value.
+- `+"`kafka_source_watermark_held_partitions`"+` (gauge): partitions that hold the watermark back after `+"`stall_warning`"+` of silence (see
+  below); 0 while the watermark moves.
 - `+"`kafka_source_event_time_lag_ms`"+` (gauge): now minus the event time of the last record emitted.
 - `+"`kafka_source_idle_partitions`"+` (gauge): partitions idle per `+"`idle_timeout`"+`.
 - `+"`kafka_source_alignment_paused_partitions`"+` (gauge): partitions paused by watermark alignment.
@@ -270,7 +283,8 @@ With a watermark:
 		Fields(
 			service.NewStringListField(fieldTopics).
 				Description("Topics to read; every partition of each is read. An entry may hold several topics separated by commas. "+
-					"Each must exist when the input connects; a topic deleted later is released. "+
+					"Each must exist when the input connects: one that is still missing a second later ends the run (exit code 1, naming "+
+					"the topic and this field), as a Flink job fails; a topic deleted later is released. "+
 					"Set exactly one of `topics`, `topic_pattern` and `partitions`. Default none. Flink option: `topic`.").
 				Example([]string{"orders"}).
 				Example([]string{"orders,payments", "refunds"}).
@@ -287,7 +301,7 @@ With a watermark:
 				Advanced(),
 			service.NewAnyField(fieldPartitions).
 				Description("Read exactly these partitions, as a map of topic to partition numbers; each must exist when the input "+
-					"connects, for example `{ orders: [ 0, 1, 2 ] }`. Partition discovery does not apply. Default none. "+
+					"connects (one still missing a second later ends the run, exit code 1), for example `{ orders: [ 0, 1, 2 ] }`. Partition discovery does not apply. Default none. "+
 					"Flink equivalent: `KafkaSource.builder().setPartitions`.").
 				Optional().
 				Advanced(),
@@ -426,7 +440,8 @@ With a watermark:
 			service.NewStringEnumField(fieldCommittedFallback, string(FallbackEarliest), string(FallbackLatest), string(FallbackError)).
 				Description("Where a partition starts whose committed offset is out of range (in every `start_from` mode; likewise "+
 					"a `start_offsets` offset), or that has none with `start_from: committed` (or is not listed in `start_offsets`): "+
-					"`earliest` or `latest`, or refuse to connect with an `error` naming the group, topic and partition. "+
+					"`earliest` or `latest`, or `error`: refuse to start, ending the run (exit code 1) with an error naming the group, topic "+
+					"and partition. "+
 					"Also applies when a fetch position falls out of range while running. Default `earliest`. "+
 					"Flink option: `properties.auto.offset.reset` = `earliest` / `latest` / `none`.").
 				Default(string(defaultCommittedFallback)),

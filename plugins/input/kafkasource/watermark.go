@@ -22,6 +22,7 @@ const (
 	fieldWMMaxOutOfOrder   = "max_out_of_orderness"
 	fieldWMIdleTimeout     = "idle_timeout"
 	fieldWMEmitInterval    = "emit_interval"
+	fieldWMStallWarning    = "stall_warning"
 	fieldWMAlignment       = "alignment"
 	fieldWMAlignGroup      = "group"
 	fieldWMAlignMaxDrift   = "max_drift"
@@ -87,6 +88,15 @@ func watermarkFields() *service.ConfigField {
 			Description("How often idleness is re-evaluated and the combined watermark recomputed, so that it advances without new records "+
 				"(Go duration). Default `200ms`. Flink: `pipeline.auto-watermark-interval`.").
 			Optional(),
+		service.NewDurationField(fieldWMStallWarning).
+			Description("How long the source's watermark may stand still, held back by partitions that have had no record for as long "+
+				"while other partitions are ahead, before a warning names those partitions and suggests `idle_timeout` (Go duration). "+
+				"Logged once per stall: again only after the watermark advanced. The `kafka_source_watermark_held_partitions` gauge "+
+				"counts the partitions to blame meanwhile. A partition at the minimum that does receive records (its event times lag) "+
+				"is not blamed. `0s` turns the warning and the gauge off. Default `1m`. Flink has no such option (it says nothing); "+
+				"its cure for a silent partition is idleness, `scan.watermark.idle-timeout` / `WatermarkStrategy.withIdleness`.").
+			Optional().
+			Advanced(),
 		service.NewObjectField(fieldWMAlignment,
 			service.NewStringField(fieldWMAlignGroup).
 				Description("The alignment group: every kafka_source of the process naming the same group aligns with the others. "+
@@ -177,6 +187,11 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 	c.Tracker.IdleTimeout = dur(path(fieldWMIdleTimeout), v, ok)
 	v, ok = y[fieldWMEmitInterval]
 	c.Tracker.EmitInterval = dur(path(fieldWMEmitInterval), v, ok)
+	c.Tracker.StallWarning = watermark.DefaultStallWarning
+	if v, ok := y[fieldWMStallWarning]; ok && v != nil && strings.TrimSpace(fmt.Sprint(v)) != "" {
+		// Unlike the fields above, 0 (off) differs from unset.
+		c.Tracker.StallWarning = dur(path(fieldWMStallWarning), v, ok)
+	}
 	if a, isMap := y[fieldWMAlignment].(map[string]any); isMap && !allEmpty(a) {
 		ac := &watermark.AlignmentConfig{}
 		if g, ok := a[fieldWMAlignGroup]; ok && g != nil {

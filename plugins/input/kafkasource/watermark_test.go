@@ -429,6 +429,40 @@ func TestWatermarkExpressionEventTime(t *testing.T) {
 	}
 }
 
+// TestWatermarkStallWarningDefault: stall_warning is 1m when not set (also
+// for a watermark a table derives), and 0s turns it off.
+func TestWatermarkStallWarningDefault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		yaml string
+		want time.Duration
+	}{
+		{"watermark: {}", time.Minute},
+		{"watermark: { stall_warning: \"\" }", time.Minute},
+		{"watermark: { stall_warning: 0s }", 0},
+		{"watermark: { stall_warning: 90s, idle_timeout: 5m }", 90 * time.Second},
+	} {
+		c, err := parseConfig(t, "seed_brokers: [ \"127.0.0.1:9092\" ]\ntopics: [ a ]\nconsumer_group: g\n"+tc.yaml)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.yaml, err)
+		}
+		if got := c.Watermark.Tracker.StallWarning; got != tc.want {
+			t.Errorf("%s: stall_warning %v, want %v", tc.yaml, got, tc.want)
+		}
+	}
+	c, err := parseConfig(t, `
+ddl: |
+  CREATE TABLE ev (id STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (
+    'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:9092', 'properties.group.id' = 'g', 'format' = 'json')
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Watermark.Tracker.StallWarning; !c.Watermark.Enabled || got != time.Minute {
+		t.Fatalf("table watermark: enabled %v, stall_warning %v, want 1m", c.Watermark.Enabled, got)
+	}
+}
+
 func TestWatermarkLintNamesFields(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -438,6 +472,7 @@ func TestWatermarkLintNamesFields(t *testing.T) {
 		{"alignment without group", "watermark: { alignment: { max_drift: 1s } }", "field watermark.alignment.group: required"},
 		{"negative out-of-orderness", "watermark: { max_out_of_orderness: -1s }", "field watermark.max_out_of_orderness: must not be negative"},
 		{"negative idle timeout", "watermark: { idle_timeout: -5s }", "field watermark.idle_timeout: must not be negative"},
+		{"negative stall warning", "watermark: { stall_warning: -5s }", "field watermark.stall_warning: must not be negative"},
 		{"negative drift", "watermark: { alignment: { group: g, max_drift: -1s } }", "field watermark.alignment.max_drift: must not be negative"},
 		{"bad expression", "watermark: { expression: 'row.ts +' }", "field watermark.expression: "},
 		{"column and expression", "watermark: { column: ts, expression: 'row.ts' }", "field watermark.expression: set only one of"},
