@@ -53,6 +53,8 @@ type session struct {
 	// published by the owner (windows.go) and never changed after, so that
 	// Restored, asked for every record, takes no round trip.
 	restored atomic.Pointer[restoredWindows]
+	// holdSeq numbers the holds of sinks (hold.go).
+	holdSeq atomic.Uint64
 
 	// reqs carries requests to the owner; done is closed when the owner
 	// has returned, quit tells it to.

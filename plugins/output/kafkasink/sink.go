@@ -73,8 +73,12 @@ type Sink struct {
 	writing atomic.Int32
 	// closing is closed by Close: it ends the goroutine that logs the
 	// end of the run.
-	closing   chan struct{}
-	closeOnce sync.Once
+	closing chan struct{}
+	// flowCtx is the context of records written without waiting
+	// (flow.go): it ends when Close gives up flushing them.
+	flowCtx    context.Context
+	flowCancel context.CancelFunc
+	closeOnce  sync.Once
 	// gaveUp logs once that the end of the run stops the connection
 	// attempts, from logEnding or from Connect, whichever comes first.
 	gaveUp sync.Once
@@ -141,6 +145,7 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 		run:             halt.For(mgr),
 		closing:         make(chan struct{}),
 	}
+	s.flowCtx, s.flowCancel = context.WithCancel(context.Background())
 	s.write = s.writeIndependent
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		s.write = s.writeTransaction
@@ -267,6 +272,11 @@ func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error
 // reconnects and retries this same batch before taking the next one.
 func (s *Sink) writeIndependent(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	recs, errs := s.buildRecords(batch)
+	if s.cfg.DeliveryGuarantee == DeliveryAtLeastOnce {
+		if srcs, ok := s.holdable(batch, errs, false); ok && s.writeFlowing(ctx, cl, batch, recs, srcs) {
+			return nil
+		}
+	}
 	s.produce(ctx, cl, recs, errs)
 	if s.endRunOnPermanent(ctx, cl, errs) == nil {
 		s.writeAgainInPlace(ctx, cl, len(batch), recs, errs)
@@ -466,6 +476,7 @@ func (s *Sink) Close(ctx context.Context) error {
 	s.mu.client, s.mu.closed = nil, true
 	s.mu.Unlock()
 	if cl == nil {
+		s.flowCancel()
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
@@ -475,11 +486,19 @@ func (s *Sink) Close(ctx context.Context) error {
 			n, s.cfg.Conn.SeedBrokers, s.cfg.Timeout, FieldTimeout)
 	}
 	err := cl.Flush(ctx)
+	s.flowCancel()
 	cl.Close()
 	if err != nil {
 		return fmt.Errorf("kafka_sink: flushing before close: %w", err)
 	}
 	return nil
+}
+
+// closed reports whether Close was called.
+func (s *Sink) closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.closed
 }
 
 // logEnding logs (info), when the run starts to end, what the sink still
