@@ -45,7 +45,7 @@ type heldSource struct {
 func (s *Sink) holdable(batch service.MessageBatch, errs []error, sameCluster bool) (srcs []*heldSource, ok bool) {
 	var last *heldSource
 	for i, m := range batch {
-		if errs[i] != nil {
+		if errs != nil && errs[i] != nil {
 			return nil, false
 		}
 		o, ok := txnoffsets.FromContext(m.Context())

@@ -44,6 +44,7 @@ const (
 	FieldTransactionalIDPrefix = "transactional_id_prefix"
 	FieldTransactionalIDSuffix = "transactional_id_suffix"
 	FieldTransactionTimeout    = "transaction_timeout"
+	FieldCommitInterval        = "commit_interval"
 	FieldPartition             = "partition"
 	FieldPartitionExpression   = "partition_expression"
 	FieldWriterIndex           = "writer_index"
@@ -64,6 +65,7 @@ const (
 
 	defaultTransactionalIDSuffix = "0"
 	defaultTransactionTimeout    = "1m"
+	defaultCommitInterval        = "1s"
 )
 
 // Bounds of max_message_bytes: franz-go refuses batches under 512 bytes, and a
@@ -407,6 +409,19 @@ With exactly_once:
 					"(default 15m); a refused value ends the run at connect (exit 1) naming both. Only used with exactly_once. Default `1m`. "+
 					"Flink option: `properties.transaction.timeout.ms`.").
 				Default(defaultTransactionTimeout).
+				Advanced(),
+			service.NewDurationField(FieldCommitInterval).
+				Description("With `exactly_once`, how often the transaction that records from a `kafka_source` flow into is "+
+					"committed, with the source offsets (Go duration, at least 1ms, shorter than `transaction_timeout`). "+
+					"Records are written as they arrive and acknowledged to the source at once; they become visible to "+
+					"read_committed readers when their transaction commits, so this is also the latency those readers see. "+
+					"While one transaction commits the next fills on a second transactional producer. Longer intervals "+
+					"cost the broker less per record; shorter ones show records sooner and replay less after a crash. "+
+					"Batches from other inputs (and `event_window` results) are still one transaction each. Default `1s`. "+
+					"Flink option: `execution.checkpointing.interval` (the checkpoint interval, at which Flink's KafkaSink "+
+					"commits its transactions).").
+				Examples("1s", "200ms", "10s").
+				Default(defaultCommitInterval).
 				Advanced(),
 			service.NewIntField(FieldMaxInFlight).
 				Description("Number of batches written in parallel (count, at least 1). Default `1`: one batch at a time, so that "+
