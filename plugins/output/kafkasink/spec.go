@@ -105,7 +105,18 @@ The producer is initialised when the output connects, before the first batch,
 which fences any earlier producer with the same id (a previous run of this
 process) and makes the broker abort that producer's open transaction.
 
-Each batch is one transaction: the `+"`batching`"+` policy plays the role of
+Records read from a `+"`kafka_source`"+` on the same cluster (with a consumer group)
+flow as in Flink between checkpoints: each batch is written into the open
+transaction and acknowledged at once (the source holds back its offsets, not the
+records), and the transaction commits every `+"`commit_interval`"+` (default `+"`1s`"+`, Flink's
+`+"`execution.checkpointing.interval`"+`) together with the source offsets. While it
+commits, the next transaction fills on a second producer, transactional id
+`+"`<transactional_id_prefix>-<transactional_id_suffix>-1`"+` (both are initialised,
+and so fence their predecessors, at connect). Any failure aborts the failing
+transaction and the open one, and the source reads again from its committed
+offsets (docs/exactly-once.md).
+
+Batches from other inputs are one transaction each: the `+"`batching`"+` policy plays the role of
 Flink's checkpoint interval (count, byte size, period). All records of a batch
 become visible to `+"`read_committed`"+` readers together, and the batch is
 acknowledged to the input only after the commit succeeded. If a record is not
