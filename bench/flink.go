@@ -203,7 +203,9 @@ func flinkPeers(e env, job flinkJob, c flinkCase, in string, n int64, pars []int
 			peer{fmt.Sprintf("connectd exactly_once, `commit_interval: %v`%s", c.interval, defaultMark(c.interval)), "connectd",
 				func(ctx context.Context, out string) (peerResult, error) {
 					yaml := kafkaSinkYAML(e.brokers, out, "exactly_once", fmt.Sprintf("bench-flink-cd-%d", time.Now().UnixNano()), c.interval)
-					return runConnectdPeer(ctx, e, in, out, yaml, outputSentRe, n)
+					// Records are acknowledged before their transaction
+					// commits: count the committed ones.
+					return runConnectdPeer(ctx, e, in, out, yaml, sinkSentRe, n)
 				}})
 	}
 	for _, par := range pars {

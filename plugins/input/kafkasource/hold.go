@@ -1,9 +1,11 @@
 package kafkasource
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -185,4 +187,51 @@ func (t *offsetTracker) heldPartitions(ids []holdID) []topicPartition {
 	}
 	sortPartitions(out)
 	return out
+}
+
+// holdsWait bounds how long a stopping session waits for a sink to make its
+// held records durable (see awaitHolds): a little over the default
+// commit_interval and its commit.
+const holdsWait = 3 * time.Second
+
+// awaitHolds waits, at most holdsWait (and within ctx), until no record of
+// the session is held: the records a sink acknowledged early become durable
+// (an at_least_once write is acknowledged by Kafka, an exactly_once
+// transaction commits at its interval), so that the final commit includes
+// them rather than leaving them to be read again by the next run. A session
+// that rewinds does not wait: its held records are lost.
+func (sess *session) awaitHolds(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, holdsWait)
+	defer cancel()
+	for {
+		reply := make(chan bool, 1)
+		held, ok := call(sess, heldReq{reply: reply}, reply)
+		if !ok || !held {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			sess.log.Infof("kafka_source: closing with records a sink has not made durable yet: their offsets are not committed, the next run reads them again")
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// heldReq asks whether any record is held (and the session does not
+// rewind).
+type heldReq struct{ reply chan bool }
+
+func (r heldReq) handle(o *owner) {
+	if o.rewinding != nil {
+		r.reply <- false
+		return
+	}
+	for _, tp := range o.tracker.partitions() {
+		if o.tracker.holds(tp) > 0 {
+			r.reply <- true
+			return
+		}
+	}
+	r.reply <- false
 }

@@ -210,6 +210,7 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 		call(sess, stopReadingReq{reply: reply}, reply)
 		// PollRecords returns at once when its context ends.
 		sess.readers.Wait()
+		sess.awaitHolds(ctx)
 		cctx, cancel := context.WithTimeout(ctx, finalCommitTimeout)
 		errc := make(chan error, 1)
 		if err, ok := call(sess, finalCommitReq{ctx: cctx, reply: errc}, errc); ok && err != nil {
