@@ -157,6 +157,25 @@ var sourceContenders = []sourceContender{
 		extra: "    watermark: { max_out_of_orderness: 5s }\n" +
 			"    metadata_keys: [ kafka_key, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp_ms, kafka_lag ]"},
 	{name: "connectd, `GOGC=100` (Go's default; connectd sets 400)", env: []string{"GOGC=100"}},
+	// A table source: each record decoded into a row (raw format, the
+	// value as a STRING column) with metadata columns read from the
+	// record; the decoding itself is cheap, so the row shows what the way
+	// to it costs.
+	{name: "connectd, table: `format raw`, metadata columns partition, offset, timestamp",
+		extra: benchTableDDL("")},
+	// The same with the event time from the row's column (column-mode
+	// watermark).
+	{name: "connectd, table: as above, `WATERMARK FOR ts` (event time from the row)",
+		extra: benchTableDDL(", WATERMARK FOR ts AS ts - INTERVAL '5' SECOND")},
+}
+
+// benchTableDDL is the `ddl` field of a table contender over the scenario's
+// topic (whose values are not JSON: the raw format reads them); watermark
+// is added to its columns. Topic, brokers and group stay YAML fields.
+func benchTableDDL(watermark string) string {
+	return "    ddl: |\n" +
+		"      CREATE TABLE bench (v STRING, p INT METADATA FROM 'partition' VIRTUAL, o BIGINT METADATA FROM 'offset' VIRTUAL,\n" +
+		"        ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp'" + watermark + ") WITH ('connector' = 'kafka', 'format' = 'raw')"
 }
 
 // onlyContenders keeps the source contenders whose name contains one of

@@ -140,51 +140,47 @@ func (l *lexer) next() (token, error) {
 	}
 }
 
+// quoted reads a string or an identifier quoted with q, starting at the
+// opening quote: a doubled quote inside stands for one, as in Flink SQL.
+// unclosed is the error when the input ends first.
+func (l *lexer) quoted(start pos, q rune, unclosed string) (string, error) {
+	l.advance()
+	var b strings.Builder
+	for {
+		c := l.peek(0)
+		if c == -1 {
+			return "", l.errAt(start, "%s", unclosed)
+		}
+		l.advance()
+		if c == q {
+			if l.peek(0) != q {
+				return b.String(), nil
+			}
+			l.advance()
+		}
+		b.WriteRune(c)
+	}
+}
+
 func (l *lexer) token() (token, error) {
 	start := l.p
 	r := l.peek(0)
 	switch {
 	case r == '\'':
-		l.advance()
-		var b strings.Builder
-		for {
-			c := l.peek(0)
-			if c == -1 {
-				return token{}, l.errAt(start, "string is not closed (a quote inside a string is written '')")
-			}
-			l.advance()
-			if c == '\'' {
-				if l.peek(0) == '\'' {
-					l.advance()
-					b.WriteRune('\'')
-					continue
-				}
-				return token{kind: tString, text: b.String(), pos: start, end: l.p.off}, nil
-			}
-			b.WriteRune(c)
+		text, err := l.quoted(start, '\'', "string is not closed (a quote inside a string is written '')")
+		if err != nil {
+			return token{}, err
 		}
+		return token{kind: tString, text: text, pos: start, end: l.p.off}, nil
 	case r == '`':
-		l.advance()
-		var b strings.Builder
-		for {
-			c := l.peek(0)
-			if c == -1 {
-				return token{}, l.errAt(start, "identifier ` is not closed")
-			}
-			l.advance()
-			if c == '`' {
-				if l.peek(0) == '`' {
-					l.advance()
-					b.WriteRune('`')
-					continue
-				}
-				if b.Len() == 0 {
-					return token{}, l.errAt(start, "empty identifier ``")
-				}
-				return token{kind: tQuotedIdent, text: b.String(), pos: start, end: l.p.off}, nil
-			}
-			b.WriteRune(c)
+		text, err := l.quoted(start, '`', "identifier ` is not closed")
+		if err != nil {
+			return token{}, err
 		}
+		if text == "" {
+			return token{}, l.errAt(start, "empty identifier ``")
+		}
+		return token{kind: tQuotedIdent, text: text, pos: start, end: l.p.off}, nil
 	case r == '_' || unicode.IsLetter(r):
 		for c := l.peek(0); c == '_' || c == '$' || unicode.IsLetter(c) || unicode.IsDigit(c); c = l.peek(0) {
 			l.advance()

@@ -26,7 +26,11 @@ type Record struct {
 	// Key is nil for a null key.
 	Key []byte
 	// Value is nil for a tombstone.
-	Value        []byte
+	Value []byte
+	// Timestamp is NO_TIMESTAMP (-1 ms) for a record without a timestamp
+	// type (see recordTimestamp); HasTimestamp is false when it is not
+	// known at all (the `timestamp` column is then NULL), never for a
+	// fetched record.
 	Timestamp    time.Time
 	HasTimestamp bool
 	// TimestampType is CreateTime, LogAppendTime or NoTimestampType, as
@@ -49,17 +53,30 @@ const (
 func FromKafka(r *kgo.Record) Record {
 	rec := Record{
 		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
-		Timestamp: r.Timestamp, LeaderEpoch: r.LeaderEpoch, Headers: r.Headers,
+		LeaderEpoch: r.LeaderEpoch, Headers: r.Headers, HasTimestamp: true,
 	}
-	switch r.Attrs.TimestampType() {
-	case 0:
-		rec.TimestampType, rec.HasTimestamp = TimestampTypeCreate, true
-	case 1:
-		rec.TimestampType, rec.HasTimestamp = TimestampTypeLogAppend, true
-	default:
-		rec.TimestampType = TimestampTypeNone
-	}
+	rec.TimestampType, rec.Timestamp = recordTimestamp(r.Attrs.TimestampType(), r.Timestamp)
 	return rec
+}
+
+// noTimestamp is Kafka's NO_TIMESTAMP (the Java client's
+// RecordBatch.NO_TIMESTAMP): the timestamp of a record that has none.
+const noTimestamp = -1
+
+// recordTimestamp returns the timestamp type and timestamp of a fetched
+// record, as Kafka's Java client reports them and Flink's `timestamp-type`
+// and `timestamp` columns read them: tsType is kgo's (0 create time, 1 log
+// append time, -1 none). A record without a timestamp type (a v0 message,
+// written before Kafka 0.10) has the timestamp NO_TIMESTAMP, -1 ms, not
+// NULL: Flink declares `timestamp` NOT NULL and reads record.timestamp().
+func recordTimestamp(tsType int8, ts time.Time) (string, time.Time) {
+	switch tsType {
+	case 0:
+		return TimestampTypeCreate, ts
+	case 1:
+		return TimestampTypeLogAppend, ts
+	}
+	return TimestampTypeNone, time.UnixMilli(noTimestamp)
 }
 
 // keyColumn is a key column: its table name and its field name in the key
@@ -72,6 +89,9 @@ type metaColumn struct {
 	name, key string
 	typ       *schema.Type
 	virtual   bool
+	// read gets its value from a record; what names it in errors.
+	read func(Record) any
+	what string
 }
 
 // Codec turns records into rows of a table and rows into records.
@@ -143,7 +163,8 @@ func NewCodec(t *schema.Table) (*Codec, error) {
 	for _, col := range t.Columns {
 		switch col.Kind {
 		case schema.Metadata:
-			c.meta = append(c.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, virtual: col.Virtual})
+			c.meta = append(c.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, virtual: col.Virtual,
+				read: metadataReader(col.MetadataKey), what: "metadata column " + col.Name})
 		case schema.Computed:
 			if c.computed == nil {
 				env, err := expr.NewEnv(t)
@@ -162,17 +183,6 @@ func NewCodec(t *schema.Table) (*Codec, error) {
 
 // Table returns the codec's table.
 func (c *Codec) Table() *schema.Table { return c.table }
-
-// ReadsHeaders reports whether a metadata column reads the record headers,
-// so that callers collect Record.Headers only when it does.
-func (c *Codec) ReadsHeaders() bool {
-	for _, mc := range c.meta {
-		if mc.key == "headers" {
-			return true
-		}
-	}
-	return false
-}
 
 // Upsert reports whether the table is an upsert-kafka table.
 func (c *Codec) Upsert() bool { return c.upsert }
@@ -226,8 +236,11 @@ func (c *Codec) DecodeKafka(ctx context.Context, r *kgo.Record) (map[string]any,
 // other physical column is NULL.
 func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 	rec := format.Record{Topic: r.Topic}
-	row := map[string]any{}
+	// Without key columns the value's row (a new map per record from
+	// every format) becomes the row; else the row starts with the key.
+	var row map[string]any
 	if c.key != nil {
+		row = make(map[string]any, len(c.table.Columns))
 		if len(r.Key) > 0 {
 			var kr map[string]any
 			var err error
@@ -253,6 +266,9 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 	}
 	switch {
 	case r.Value == nil && c.upsert:
+		if row == nil {
+			row = make(map[string]any, len(c.table.Columns))
+		}
 		for _, col := range c.table.PhysicalColumns() {
 			if _, ok := row[col.Name]; !ok {
 				row[col.Name] = nil
@@ -274,12 +290,16 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 		if vr == nil {
 			return nil, ErrSkipped
 		}
+		if row == nil {
+			row = vr
+			break
+		}
 		for k, v := range vr {
 			row[k] = v
 		}
 	}
 	for _, mc := range c.meta {
-		v, err := schema.Coerce(mc.typ, r.metadataOf(mc.key), "metadata column "+mc.name)
+		v, err := schema.Coerce(mc.typ, mc.read(r), mc.what)
 		if err != nil {
 			return nil, err
 		}

@@ -183,4 +183,20 @@ func TestFromKafkaTimestampType(t *testing.T) {
 	if r.TimestampType != TimestampTypeCreate || !r.HasTimestamp || r.metadataOf("leader-epoch") != nil {
 		t.Fatalf("zero attributes: %+v", r)
 	}
+	// kgo reports -1 for a v0 message (before Kafka 0.10), with a zero
+	// time.Time; Flink's `timestamp` (NOT NULL) reads the Java client's
+	// NO_TIMESTAMP, -1 ms, and `timestamp-type` NoTimestampType.
+	for _, tc := range []struct {
+		typ      int8
+		wantType string
+		wantMs   int64
+	}{{0, TimestampTypeCreate, 5}, {1, TimestampTypeLogAppend, 5}, {-1, TimestampTypeNone, -1}} {
+		typ, ts := recordTimestamp(tc.typ, time.UnixMilli(5))
+		if typ != tc.wantType || ts.UnixMilli() != tc.wantMs {
+			t.Errorf("timestamp type %d: got %s %d ms, want %s %d ms", tc.typ, typ, ts.UnixMilli(), tc.wantType, tc.wantMs)
+		}
+	}
+	if _, ts := recordTimestamp(-1, time.Time{}); ts.UnixMilli() != -1 {
+		t.Errorf("no timestamp type, zero time: got %d ms, want -1 (NO_TIMESTAMP)", ts.UnixMilli())
+	}
 }

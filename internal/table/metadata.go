@@ -34,27 +34,31 @@ const metaPrefix = "kafka_"
 // (`METADATA FROM 'key'`) to where connectd finds it: the message metadata
 // that kafka_source sets, and the field of a record. Headers have no single
 // metadata name: they are every metadata field outside kafka_*.
+//
+// The record getters take the record by value: a pointer passed to a
+// function value escapes, which would cost each decoded record an
+// allocation.
 var readable = map[string]struct {
 	meta   string
-	record func(r *Record) any
+	record func(r Record) any
 }{
-	"topic":     {MetaTopic, func(r *Record) any { return r.Topic }},
-	"partition": {MetaPartition, func(r *Record) any { return int64(r.Partition) }},
-	"offset":    {MetaOffset, func(r *Record) any { return r.Offset }},
-	"timestamp": {MetaTimestamp, func(r *Record) any {
+	"topic":     {MetaTopic, func(r Record) any { return r.Topic }},
+	"partition": {MetaPartition, func(r Record) any { return int64(r.Partition) }},
+	"offset":    {MetaOffset, func(r Record) any { return r.Offset }},
+	"timestamp": {MetaTimestamp, func(r Record) any {
 		if !r.HasTimestamp {
 			return nil
 		}
 		return r.Timestamp
 	}},
-	"timestamp-type": {MetaTimestampType, func(r *Record) any { return r.TimestampType }},
-	"leader-epoch": {MetaLeaderEpoch, func(r *Record) any {
+	"timestamp-type": {MetaTimestampType, func(r Record) any { return r.TimestampType }},
+	"leader-epoch": {MetaLeaderEpoch, func(r Record) any {
 		if r.LeaderEpoch < 0 {
 			return nil
 		}
 		return int64(r.LeaderEpoch)
 	}},
-	"headers": {"", func(r *Record) any { return headersValue(r.Headers) }},
+	"headers": {"", func(r Record) any { return headersValue(r.Headers) }},
 }
 
 // MetadataName returns the message metadata that carries Flink's readable
@@ -66,9 +70,18 @@ func MetadataName(key string) string { return readable[key].meta }
 // key.
 func (r *Record) metadataOf(key string) any {
 	if m, ok := readable[key]; ok {
-		return m.record(r)
+		return m.record(*r)
 	}
 	return nil
+}
+
+// metadataReader returns the getter of Flink's readable metadata key, one
+// that gives nil for an unknown key.
+func metadataReader(key string) func(Record) any {
+	if m, ok := readable[key]; ok {
+		return m.record
+	}
+	return func(Record) any { return nil }
 }
 
 // MessageMetadata returns Flink's readable metadata key of msg from its

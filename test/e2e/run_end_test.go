@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -155,7 +156,7 @@ output:
 `, addr))
 	p := startConnectd(t, config)
 	attempts := func() int { return strings.Count(p.logs.String(), "Failed to connect to kafka_sink") }
-	waitFor(t, 30*time.Second, "two failed connection attempts", func() bool { return attempts() >= 2 })
+	eventually.True(t, 30*time.Second, "two failed connection attempts", func() bool { return attempts() >= 2 })
 
 	// The broker comes up on the address the sink retries.
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.SeedTopics(1, "events"))

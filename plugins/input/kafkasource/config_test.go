@@ -9,7 +9,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 )
 
-func parseConfig(t *testing.T, yaml string) (Config, error) {
+func parseConfig(t testing.TB, yaml string) (Config, error) {
 	t.Helper()
 	pc, err := testSpec().ParseYAML(yaml, nil)
 	if err != nil {

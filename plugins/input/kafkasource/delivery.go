@@ -32,8 +32,8 @@ type batchState struct {
 }
 
 // heldBatch is a fresh batch ReadBatch brought while a redelivery went
-// first, with the event times ReadBatch computed for its messages
-// (watermark expression), if any.
+// first, with the event times its reader computed from its messages
+// (watermark column or expression), if any.
 type heldBatch struct {
 	batch *fetchedBatch
 	times []int64
@@ -129,7 +129,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		st *batchState
 	)
 	if len(keep) > 0 {
-		b = newFetchedBatch(keep, lags, o.sess.meta, o.sess.origin())
+		b = newFetchedBatch(keep, lags, &o.sess.build)
 		st = &batchState{}
 		if o.wm != nil {
 			st.marks = &batchMarks{parts: wmParts}
@@ -198,7 +198,7 @@ func (o *owner) offsetReset(tp topicPartition, from, to int64) {
 // nextReq asks for the next batch to hand out. fresh is a batch ReadBatch
 // took from the readers (nil if none): it is handed out now unless a
 // redelivery goes first, then it waits in held. times and ok are its event
-// times (watermark expression), if any.
+// times from its messages (watermark column or expression), if any.
 type nextReq struct {
 	fresh *fetchedBatch
 	times []int64
@@ -382,7 +382,7 @@ func (o *owner) stillOwned(b *fetchedBatch) *fetchedBatch {
 			}
 		}
 	}
-	nb := newFetchedBatch(records, lags, b.meta, b.origin)
+	nb := newFetchedBatch(records, lags, b.build)
 	delete(o.batches, b)
 	if st != nil {
 		if st.marks != nil {
@@ -406,14 +406,40 @@ func (o *owner) takeRedelivery() *fetchedBatch {
 	return nil
 }
 
+// errHalted is deliver's answer for a batch holding a record that does not
+// decode under on_error fail: the run is stopping, nothing is handed out.
+var errHalted = errors.New("kafka_source: a bad record stopped the run")
+
 // deliver turns the owner's delivery into messages with an ack func. An ack
 // releases the batch's offsets; a nack queues the batch to be delivered
-// again.
-func (sess *session) deliver(d delivery) (service.MessageBatch, service.AckFunc, error) {
+// again. The messages are those the reader prepared the first time, and
+// built afresh (rows decoded again) for a redelivery. Records that give no
+// message (skipped rows) are acknowledged with their batch; a batch of
+// none is acknowledged at once, and deliver returns no messages and no
+// error. errHalted: a record of the batch stopped the run.
+func (sess *session) deliver(ctx context.Context, d delivery) (service.MessageBatch, service.AckFunc, error) {
 	b := d.batch
-	batch := b.takeMessages()
+	var bt built
+	if p := b.takePrepared(); p != nil {
+		bt = p.built
+	} else {
+		var err error
+		if bt, err = b.buildRows(ctx); err != nil {
+			sess.nack(b)
+			return nil, nil, err
+		}
+	}
+	if bt.halted {
+		return nil, nil, errHalted
+	}
+	batch := bt.msgs
 	if d.stamps != nil && len(d.stamps) == len(batch) {
-		setStamps(batch, d.stamps, sess.wm.expr != nil)
+		setStamps(batch, d.stamps, !sess.wm.fromRecord())
+	}
+	batch = slices.DeleteFunc(batch, func(m *service.Message) bool { return m == nil })
+	if len(batch) == 0 {
+		sess.ack(b)
+		return nil, nil, nil
 	}
 	if d.final {
 		endOfInputWatermark(batch)

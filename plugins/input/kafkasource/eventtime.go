@@ -2,7 +2,6 @@ package kafkasource
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/internal/watermark"
 )
 
@@ -20,9 +20,10 @@ import (
 // order messages leave the input; with several readers a batch fetched
 // later can be handed out earlier, and a watermark computed at fetch time
 // would run ahead of records not yet handed out, making them late
-// downstream. In column mode (the event time is a column of the decoded
-// table row) the table input decodes after ReadBatch and asks the owner to
-// stamp the rows (stampRowsReq).
+// downstream. When the event time comes from the message (a column of the
+// table row, or the watermark expression) the reader computes it as it
+// builds the batch (fetchedBatch.prepare), and ReadBatch hands it to the
+// owner with the batch (nextReq).
 
 // wmStamp is what a record's metadata says about event time: computed once
 // when the record is first delivered and kept for redeliveries (a replayed
@@ -31,7 +32,7 @@ type wmStamp struct {
 	eventTime int64
 	watermark int64
 	late      bool
-	none      bool // no event time (the expression failed): nothing set
+	none      bool // no event time (none from the message): nothing set
 }
 
 // wmMetrics are the watermark metrics of a source.
@@ -68,12 +69,11 @@ type sessionWatermarks struct {
 	tracker *watermark.Tracker
 	aligner *watermark.Aligner
 	metrics wmMetrics
-	// afterDecode: event times come from the table row (column or
-	// expression), stamped after decoding (stampRows).
-	afterDecode bool
-	// expr, without a table, computes event times from the messages at
-	// delivery; nil reads the record timestamp.
-	expr *eventTimeExpr
+	// column is the table column holding the event time, expr the
+	// expression computing it; with neither, the event time is the record
+	// timestamp.
+	column string
+	expr   *eventTimeExpr
 }
 
 func newSessionWatermarks(c WatermarkConfig, m wmMetrics) (*sessionWatermarks, error) {
@@ -81,12 +81,9 @@ func newSessionWatermarks(c WatermarkConfig, m wmMetrics) (*sessionWatermarks, e
 	if err != nil {
 		return nil, fmt.Errorf("field %s: %w", fieldWatermark, err)
 	}
-	w := &sessionWatermarks{conf: c, tracker: t, metrics: m}
-	switch {
-	case c.hasTable:
-		w.afterDecode = c.Column != "" || c.expr != nil
-	case c.expr != nil:
-		w.expr = c.expr
+	w := &sessionWatermarks{conf: c, tracker: t, metrics: m, expr: c.expr}
+	if c.expr == nil {
+		w.column = c.Column
 	}
 	if c.Alignment != nil {
 		if w.aligner, err = watermark.DefaultRegistry().Join(*c.Alignment, t); err != nil {
@@ -97,7 +94,27 @@ func newSessionWatermarks(c WatermarkConfig, m wmMetrics) (*sessionWatermarks, e
 }
 
 // fromRecord reports whether event times are the record timestamps.
-func (w *sessionWatermarks) fromRecord() bool { return w.expr == nil && !w.afterDecode }
+func (w *sessionWatermarks) fromRecord() bool { return w.expr == nil && w.column == "" }
+
+// eventTimes returns the event times of a batch's messages, from the
+// watermark column of their rows or the watermark expression: ok[i] is
+// false where msgs[i] has none (nil: no message; flagged with an error: a
+// record that did not decode; a null, failing or non-time value). Called
+// by the readers, side by side: it changes nothing of w.
+func (w *sessionWatermarks) eventTimes(msgs service.MessageBatch) (times []int64, ok []bool) {
+	times, ok = make([]int64, len(msgs)), make([]bool, len(msgs))
+	for i, msg := range msgs {
+		if msg == nil || msg.GetError() != nil {
+			continue
+		}
+		if w.expr != nil {
+			times[i], ok[i] = w.expr.eval(table.RowOf(msg), msg)
+		} else {
+			times[i], ok[i] = eventTimeOf(table.RowOf(msg)[w.column])
+		}
+	}
+	return times, ok
+}
 
 // watermarkState is the owner's watermark state.
 type watermarkState struct {
@@ -108,9 +125,6 @@ type watermarkState struct {
 	// offset tracker knows those paused by checkpoint_limit. A partition
 	// is resumed only when neither holds it.
 	alignPaused map[topicPartition]bool
-	// release are the partitions that delivered batches finished (stop
-	// offset reached), removed once their rows are stamped (column mode).
-	release []topicPartition
 	// lastEventTime is the event time of the last record stamped (Unix
 	// ms), for the event-time lag gauge.
 	lastEventTime int64
@@ -150,20 +164,9 @@ func stamp(p *watermark.Partition, eventTime int64) wmStamp {
 	return wmStamp{eventTime: eventTime, watermark: wm, late: late}
 }
 
-// setStamp puts s on msg; a message already carrying the end-of-input
-// watermark keeps it.
-func setStamp(msg *service.Message, s wmStamp) {
-	msg.MetaSetMut(metaEventTimeMs, s.eventTime)
-	if v, ok := msg.MetaGetMut(metaWatermarkMs); !ok || v != int64(math.MaxInt64) {
-		msg.MetaSetMut(metaWatermarkMs, s.watermark)
-	}
-	if s.late {
-		msg.MetaSetMut(metaLate, true)
-	}
-}
-
-// setStamps puts the stamps of a delivered batch on its messages; with
-// eventTime, the event time too (else buildMessages set it).
+// setStamps puts the stamps of a delivered batch on its messages (nil for
+// a record that gives none); with eventTime, the event time too (else
+// buildMessages set it).
 func setStamps(batch service.MessageBatch, stamps []wmStamp, eventTime bool) {
 	// Consecutive records mostly carry the same watermark: box it once per
 	// value rather than once per message.
@@ -173,7 +176,7 @@ func setStamps(batch service.MessageBatch, stamps []wmStamp, eventTime bool) {
 	)
 	for i, msg := range batch {
 		st := stamps[i]
-		if st.none {
+		if st.none || msg == nil {
 			continue
 		}
 		if wmBox == nil || st.watermark != wmVal {
@@ -342,24 +345,19 @@ func (o *owner) align() {
 
 // stampDelivery observes the event times of a batch as it is handed out
 // and returns its stamps and whether it ends a bounded read. The event
-// times are the record timestamps, or times (ok[i] false: none) from the
-// watermark expression, which ReadBatch evaluated over the batch's
-// messages. In column mode nothing is stamped here: the table input stamps
-// the decoded rows (stampRows), and the partitions the batch finished are
-// released after that.
+// times are the record timestamps, or times (ok[i] false: none) that the
+// reader computed from the batch's messages (watermark column or
+// expression). The partitions the batch finished are released after.
 func (o *owner) stampDelivery(b *fetchedBatch, m *batchMarks, times []int64, ok []bool) ([]wmStamp, bool) {
 	w := o.wm
 	release := m.release
 	m.release = nil
-	if w.afterDecode {
-		w.release = append(w.release, release...)
-		return nil, m.final
-	}
 	if m.stamps == nil && len(m.parts) == len(b.records) {
 		m.stamps = make([]wmStamp, len(b.records))
+		fromRecord := w.fromRecord()
 		for i, r := range b.records {
 			et := r.Timestamp.UnixMilli()
-			if w.expr != nil {
+			if !fromRecord {
 				if i >= len(ok) || !ok[i] {
 					m.stamps[i] = wmStamp{none: true}
 					continue
@@ -374,79 +372,13 @@ func (o *owner) stampDelivery(b *fetchedBatch, m *batchMarks, times []int64, ok 
 			if m.stamps[i].late {
 				w.metrics.late.Incr(1, r.Topic)
 			}
-		}
-		if n := len(m.stamps); n > 0 {
-			w.lastEventTime = m.stamps[n-1].eventTime
+			w.lastEventTime = et
 		}
 	}
 	for _, tp := range release {
 		o.wmRemove(tp)
 	}
 	return m.stamps, m.final
-}
-
-// stampRowsReq stamps decoded table rows (column mode) with the event
-// times ok[i] says they have, each on the watermark partition of tps[i],
-// then releases the partitions that delivered batches finished.
-type stampRowsReq struct {
-	tps   []topicPartition
-	times []int64
-	ok    []bool
-	reply chan []wmStamp
-}
-
-func (r stampRowsReq) handle(o *owner) {
-	stamps := make([]wmStamp, len(r.tps))
-	if w := o.wm; w != nil {
-		for i, tp := range r.tps {
-			p := w.parts[tp]
-			if !r.ok[i] || p == nil {
-				stamps[i].none = true
-				continue
-			}
-			stamps[i] = stamp(p, r.times[i])
-			w.lastEventTime = stamps[i].eventTime
-			if stamps[i].late {
-				w.metrics.late.Incr(1, tp.topic)
-			}
-		}
-		release := w.release
-		w.release = nil
-		for _, tp := range release {
-			o.wmRemove(tp)
-		}
-	}
-	r.reply <- stamps
-}
-
-// stampRows stamps the event times of decoded table rows (column mode):
-// times[i] is the event time of msgs[i] where ok[i]; ok[i] false leaves
-// msgs[i] unstamped. The owner observes them; this is the seam through
-// which the table input (table.go) hands decoded rows' event times back.
-func (s *source) stampRows(msgs service.MessageBatch, times []int64, ok []bool) {
-	sess := s.cur.Load()
-	if sess == nil || sess.wm == nil {
-		return
-	}
-	tps := make([]topicPartition, len(msgs))
-	for i, msg := range msgs {
-		if !ok[i] {
-			continue
-		}
-		topic, _ := metaValue[string](msg, metaTopic)
-		p, _ := metaValue[int](msg, metaPartition)
-		tps[i] = topicPartition{topic: topic, partition: int32(p)}
-	}
-	reply := make(chan []wmStamp, 1)
-	stamps, done := call(sess, stampRowsReq{tps: tps, times: times, ok: ok, reply: reply}, reply)
-	if !done {
-		return
-	}
-	for i, msg := range msgs {
-		if !stamps[i].none {
-			setStamp(msg, stamps[i])
-		}
-	}
 }
 
 // leaveAlignment takes the session's tracker out of its alignment group.

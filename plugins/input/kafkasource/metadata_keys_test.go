@@ -87,12 +87,12 @@ func TestMetadataValuesFollowPartition(t *testing.T) {
 		{Topic: "a", Partition: 300, Offset: 3, Attrs: kgo.RecordAttrs{}},
 		{Topic: "b", Partition: 300, Offset: 4},
 		{Topic: "a", Partition: 0, Offset: 5},
-	}, []int64{0, 0, 0, 0, 0}, metaAll, nil)
+	}, []int64{0, 0, 0, 0, 0}, &messageBuilder{meta: metaAll})
 	want := []struct {
 		topic     string
 		partition int
 	}{{"a", 0}, {"a", 0}, {"a", 300}, {"b", 300}, {"a", 0}}
-	for i, m := range b.takeMessages() {
+	for i, m := range b.buildMessages() {
 		topic, _ := m.MetaGetMut(metaTopic)
 		partition, _ := m.MetaGetMut(metaPartition)
 		tt, _ := m.MetaGetMut(metaTimestampType)

@@ -24,12 +24,13 @@ import (
 // reply on a channel of its own:
 //
 //   - readers hand over each poll's records (fetchReq, delivery.go) and get
-//     back the batch to build messages for;
+//     back the batch to build messages for (and, with a table, decode into
+//     rows: reader.go);
 //   - ReadBatch asks for the next batch to hand out (nextReq), redeliveries
-//     first; the owner observes its event times on the watermark partitions
-//     as it leaves and returns the stamps (watermark, late) that ReadBatch
-//     puts on the messages; a table source in column mode has its decoded
-//     rows stamped the same way (stampRowsReq, eventtime.go);
+//     first, with the event times the reader read from its messages (a
+//     table column or the watermark expression), if any; the owner observes
+//     its event times on the watermark partitions as it leaves and returns
+//     the stamps (watermark, late) that ReadBatch puts on the messages;
 //   - acknowledgements send ackReq and nackReq without waiting;
 //   - the exactly-once sink and the event_window buffer ask for offsets
 //     (prepareReq, txn.go; prepareWindowsReq, windows.go) and report

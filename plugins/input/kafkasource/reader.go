@@ -42,37 +42,105 @@ type fetchedBatch struct {
 	// lags[i] is the lag of records[i] when it was fetched: the
 	// partition's high watermark minus the offset after the record.
 	lags []int64
-	// messages are built by the reader goroutine (prepare), so that with
-	// several readers the per-record work runs in parallel rather than in
-	// ReadBatch or on the owner. They are handed out once; a redelivered
-	// batch is built afresh from records, since processors may have
-	// changed the first messages.
-	messages service.MessageBatch
+	// prepared is built by the reader goroutine (prepare), so that with
+	// several readers the per-record work (metadata, table rows, event
+	// times) runs in parallel rather than in ReadBatch or on the owner.
+	// It is taken once, by ReadBatch; a redelivered batch is built afresh
+	// from records, since processors may have changed the first messages.
+	prepared *preparedBatch
+	// build says how its messages are made: the session's.
+	build *messageBuilder
+}
+
+// preparedBatch is what the reader made of a batch for its first delivery.
+type preparedBatch struct {
+	built
+	// times[i] is the event time of records[i] where ok[i], when event
+	// times come from the messages (watermark column or expression); nil
+	// otherwise. ReadBatch hands them to the owner (nextReq).
+	times []int64
+	ok    []bool
+}
+
+// built are a batch's messages: msgs[i] is that of records[i], nil for a
+// record that gives none (a table row skipped by the format or on_error
+// skip), which is not delivered but acknowledged with its batch.
+type built struct {
+	msgs service.MessageBatch
+	// halted: a record that does not decode stopped the run (on_error
+	// fail); nothing of the batch may be delivered, and msgs is nil.
+	halted bool
+}
+
+// messageBuilder is how a session turns records into messages. It is set
+// before the session's readers start and read-only after, so the readers
+// share it.
+type messageBuilder struct {
 	// meta selects the metadata of the messages.
 	meta metaSet
 	// origin is the source named in each message's txnoffsets.Origin (so
 	// that an exactly-once kafka_sink commits the offsets in its
 	// transaction); nil attaches none.
 	origin txnoffsets.Source
+	// rows decodes each record into a row of the table; nil without one.
+	rows *tableRows
+	// times gives event times from the messages (watermark column or
+	// expression); nil without a watermark or when they are the record
+	// timestamps (set by recordMessage).
+	times *sessionWatermarks
 }
 
-// prepare builds the batch's messages.
-func (b *fetchedBatch) prepare() {
-	b.messages = b.buildMessages()
+// prepare builds the batch's messages for its first delivery, and their
+// event times. false: ctx ended while decoding; the batch is not to be
+// handed out (its session is stopping).
+func (b *fetchedBatch) prepare(ctx context.Context) bool {
+	bt, err := b.buildRows(ctx)
+	if err != nil {
+		return false
+	}
+	p := &preparedBatch{built: bt}
+	if w := b.build.times; w != nil && !bt.halted {
+		p.times, p.ok = w.eventTimes(bt.msgs)
+	}
+	b.prepared = p
+	return true
 }
 
+// buildRows builds the batch's messages and, with a table, decodes their
+// rows. err is ctx's error if it ended while decoding.
+func (b *fetchedBatch) buildRows(ctx context.Context) (built, error) {
+	msgs := b.buildMessages()
+	if b.build.rows == nil {
+		return built{msgs: msgs}, nil
+	}
+	for i, r := range b.records {
+		msg, stop, err := b.build.rows.decode(ctx, r, msgs[i])
+		if err != nil {
+			return built{}, err
+		}
+		if stop {
+			return built{halted: true}, nil
+		}
+		msgs[i] = msg
+	}
+	return built{msgs: msgs}, nil
+}
+
+// buildMessages builds a message for each record, with its metadata and
+// origin.
 func (b *fetchedBatch) buildMessages() service.MessageBatch {
 	batch := make(service.MessageBatch, len(b.records))
 	var boxes partitionBoxes
 	var ctxs []txnoffsets.OriginContext
-	if b.origin != nil {
+	origin := b.build.origin
+	if origin != nil {
 		// One allocation for the origins of the whole batch.
 		ctxs = make([]txnoffsets.OriginContext, len(b.records))
 	}
 	for i, r := range b.records {
-		msg := recordMessage(r, b.lags[i], b.meta, &boxes)
+		msg := recordMessage(r, b.lags[i], b.build.meta, &boxes)
 		if ctxs != nil {
-			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: b.origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
+			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
 			msg = msg.WithContext(&ctxs[i])
 		}
 		batch[i] = msg
@@ -80,19 +148,16 @@ func (b *fetchedBatch) buildMessages() service.MessageBatch {
 	return batch
 }
 
-// takeMessages returns the prepared messages the first time and freshly
-// built ones after that.
-func (b *fetchedBatch) takeMessages() service.MessageBatch {
-	if m := b.messages; m != nil {
-		b.messages = nil
-		return m
-	}
-	return b.buildMessages()
+// takePrepared returns what prepare made the first time, nil after that.
+func (b *fetchedBatch) takePrepared() *preparedBatch {
+	p := b.prepared
+	b.prepared = nil
+	return p
 }
 
 // newFetchedBatch takes ownership of records and lags.
-func newFetchedBatch(records []*kgo.Record, lags []int64, meta metaSet, origin txnoffsets.Source) *fetchedBatch {
-	b := &fetchedBatch{records: records, lags: lags, meta: meta, origin: origin, positions: make([]position, len(records))}
+func newFetchedBatch(records []*kgo.Record, lags []int64, build *messageBuilder) *fetchedBatch {
+	b := &fetchedBatch{records: records, lags: lags, build: build, positions: make([]position, len(records))}
 	for i, r := range records {
 		b.positions[i] = position{tp: topicPartition{topic: r.Topic, partition: r.Partition}, offset: r.Offset}
 	}
@@ -140,8 +205,7 @@ func (r *reader) run(ctx context.Context) {
 			return
 		}
 		if b != nil {
-			b.prepare()
-			if !r.send(ctx, fetchResult{batch: b}) {
+			if !b.prepare(ctx) || !r.send(ctx, fetchResult{batch: b}) {
 				return
 			}
 		}

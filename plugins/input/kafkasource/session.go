@@ -42,9 +42,10 @@ type session struct {
 	// connect and kept by every later session; nil when unbounded.
 	stops map[topicPartition]int64
 
-	// meta is what each message carries: the configured metadata, and the
-	// event time when it is the record timestamp.
-	meta metaSet
+	// build is how records become messages (reader.go): the configured
+	// metadata, and the event time when it is the record timestamp; the
+	// table's rows; event times from the messages.
+	build messageBuilder
 	// wm is the watermark configuration and tracker, nil without a
 	// watermark. Only the owner changes the tracker; anyone may read it
 	// (Stats, Watermark).
@@ -93,7 +94,7 @@ func newSession(conf Config, log *service.Logger, m sourceMetrics) *session {
 		conf:           conf,
 		log:            log,
 		metrics:        m,
-		meta:           conf.Metadata,
+		build:          messageBuilder{meta: conf.Metadata},
 		reqs:           make(chan request, reqsBuffer),
 		done:           make(chan struct{}),
 		quit:           make(chan struct{}),
@@ -113,10 +114,13 @@ func newSession(conf Config, log *service.Logger, m sourceMetrics) *session {
 			if w.fromRecord() {
 				// Set by the readers as they build the messages, in
 				// parallel: see buildMessages.
-				sess.meta |= metaBitEventTime
+				sess.build.meta |= metaBitEventTime
+			} else {
+				sess.build.times = w
 			}
 		}
 	}
+	sess.build.origin = sess.origin()
 	return sess
 }
 
@@ -126,6 +130,7 @@ func newSession(conf Config, log *service.Logger, m sourceMetrics) *session {
 // offsets (nil at the first connect).
 func connect(ctx context.Context, s *source, resume, stops map[topicPartition]int64) (*session, error) {
 	sess := newSession(s.conf, s.log, s.metrics)
+	sess.build.rows = s.rows
 	a := newAssignment(s.conf, sess)
 	sess.assign = a
 	o := newOwner(sess, a, s.halt)

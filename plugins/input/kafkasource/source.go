@@ -92,6 +92,12 @@ type source struct {
 	// again, and keeps its stop offsets.
 	prev   atomic.Pointer[session]
 	closed atomic.Bool
+	// halted is set once a record that does not decode stopped the run
+	// (on_error fail): ReadBatch hands out nothing more.
+	halted atomic.Bool
+	// rows decodes the records into rows of the table, nil without one;
+	// made once, so that its bad-record counters and log span sessions.
+	rows *tableRows
 	// missingSince is when a Connect first found a configured topic or
 	// partition missing, zero if the last one did not (errors.go); Connect's
 	// goroutine only.
@@ -107,6 +113,7 @@ func newSource(conf Config, mgr *service.Resources) *source {
 		log:     mgr.Logger(),
 		metrics: newSourceMetrics(mgr.Metrics()),
 		halt:    halt.For(mgr),
+		rows:    newTableRows(conf, mgr),
 	}
 }
 
@@ -144,10 +151,10 @@ func (s *source) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 	if sess == nil {
 		return nil, nil, service.ErrNotConnected
 	}
-	var (
-		carry  *fetchedBatch
-		expect = sess.wm != nil && sess.wm.expr != nil
-	)
+	if s.halted.Load() {
+		return s.holdHalted(ctx)
+	}
+	var carry *fetchedBatch
 	for {
 		fresh := carry
 		carry = nil
@@ -163,10 +170,10 @@ func (s *source) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 			}
 		}
 		req := nextReq{fresh: fresh, reply: make(chan delivery, 1)}
-		if fresh != nil && expect {
-			// The expression reads the message: evaluated here, as
-			// the message is ours; the owner observes the times.
-			req.times, req.ok = sess.wm.expr.eventTimes(fresh.messages)
+		if fresh != nil {
+			// Event times from the messages, computed by the reader;
+			// the owner observes them.
+			req.times, req.ok = fresh.prepared.times, fresh.prepared.ok
 		}
 		d, ok := call(sess, req, req.reply)
 		switch {
@@ -174,7 +181,15 @@ func (s *source) ReadBatch(ctx context.Context) (service.MessageBatch, service.A
 			s.retire(ctx, sess)
 			return nil, nil, service.ErrNotConnected
 		case d.batch != nil:
-			return sess.deliver(d)
+			batch, ack, err := sess.deliver(ctx, d)
+			switch {
+			case errors.Is(err, errHalted):
+				s.halted.Store(true)
+				return s.holdHalted(ctx)
+			case err == nil && len(batch) == 0:
+				continue // every record was skipped: acknowledged already
+			}
+			return batch, ack, err
 		case d.err != nil:
 			return nil, nil, d.err
 		case d.end:
@@ -211,8 +226,22 @@ func (s *source) received(ctx context.Context, sess *session, res fetchResult, o
 		return nil, service.ErrNotConnected
 	case res.err != nil:
 		return nil, res.err
+	case res.batch.prepared.halted:
+		// A bad record stopped the run: the batch is never handed
+		// out, so no offset at or after it is acknowledged.
+		s.halted.Store(true)
+		_, _, err := s.holdHalted(ctx)
+		return nil, err
 	}
 	return res.batch, nil
+}
+
+// holdHalted is ReadBatch once a record that does not decode stopped the
+// run (on_error fail): it hands out nothing more and waits for the
+// shutdown that the stop starts (ctx ends).
+func (s *source) holdHalted(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
+	<-ctx.Done()
+	return nil, nil, ctx.Err()
 }
 
 // Close stops fetching, commits the acknowledged offsets (bounded by ctx and

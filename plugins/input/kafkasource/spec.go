@@ -170,9 +170,13 @@ typed row: key columns decoded from the key (`+"`key.format`"+`, `+"`key.fields`
 value columns from the value (`+"`format`"+` / `+"`value.format`"+`, `+"`value.fields-include`"+`; the value wins for a
 column in both, as in Flink), metadata columns from the record (`+"`timestamp`"+`, `+"`partition`"+`, `+"`offset`"+`,
 `+"`topic`"+`, `+"`headers`"+`, `+"`leader-epoch`"+`, `+"`timestamp-type`"+`) and computed columns evaluated last. The
-metadata below is still set. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
+metadata columns read the fetched record itself, as Flink's do, not the message metadata: `+"`headers`"+` holds every
+record header (one named `+"`kafka_...`"+` too), and `+"`timestamp`"+` of a record without a timestamp type (a v0 message,
+written before Kafka 0.10) is Kafka's NO_TIMESTAMP, -1 ms, as in Flink. The metadata below is still set as
+`+"`metadata_keys`"+` selects it; a table declares no extra keys. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
 `+"`kafka_source_skipped`"+`; with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
-and `+"`kafka_tombstone_message`"+` is true; an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
+and `+"`kafka_tombstone_message`"+` is true (set on every message of an `+"`upsert-kafka`"+` table, whatever
+`+"`metadata_keys`"+` says: it is the row's kind, which `+"`kafka_sink`"+` writes back as a tombstone); an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
 follows `+"`on_error`"+`.
 
 The table is the single source of truth: a field that it also sets must agree with it, or the config is
@@ -218,13 +222,15 @@ minimum over its partitions that are not idle, and never goes backwards. A reade
 A partition that reached its stop offset, was revoked or released stops holding it back. Event times are observed when a batch is
 delivered (so that with several readers no watermark runs ahead of records not yet delivered); a record delivered again
 after a nack keeps the event time, watermark and lateness of its first delivery. With a table and `+"`column`"+` or
-`+"`expression`"+`, rows are stamped after decoding, and a redelivered row is observed again (it may then be late); a row whose
-column is null, whose expression fails, or that did not decode carries no event time.
+`+"`expression`"+`, the reader decodes each row as it fetches the record and reads its event time from the row, and the row is
+observed at delivery like any record; a row whose column is null, whose expression fails, or that did not decode carries no
+event time.
 
 **End of a bounded read:** the last message of the last batch of a bounded read (`+"`stop_at`"+`), delivered when every
 partition reached its stop offset, carries `+"`kafka_watermark_ms`"+` = 9223372036854775807 (math.MaxInt64, Flink's
 `+"`Long.MAX_VALUE`"+`), which fires every open window of an `+"`event_window`"+` buffer (only the last: a watermark applies after
-the record that carries it). A processor that drops that message drops the end-of-input watermark with it. If the last partition ends on a transaction marker fetched after
+the record that carries it). With a table, a record of that batch that gives no row (skipped) does not take it along: it is on
+the last row delivered. A processor that drops that message drops the end-of-input watermark with it. If the last partition ends on a transaction marker fetched after
 its last record was delivered, no message carries it: set the buffer's `+"`flush_after_idle`"+`.
 
 Cost: the two keys take a message past eight metadata keys with the default `+"`metadata_keys`"+`, which moves Benthos's
@@ -582,9 +588,6 @@ func init() {
 			if c.ConsumerGroup == "" {
 				mgr.Logger().Infof("kafka_source: no %s: nothing is committed, and every start (a restart too) reads from %s: %s again",
 					fieldConsumerGroup, fieldStartFrom, c.StartFrom)
-			}
-			if c.Table != nil {
-				return newTableInput(newSource(c, mgr), c, mgr), nil
 			}
 			return newSource(c, mgr), nil
 		})

@@ -7,12 +7,11 @@ import (
 	"maps"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
@@ -278,176 +277,54 @@ func (c *Config) applyTable(s tableSettings) error {
 	if s.discovery != nil {
 		c.DiscoveryInterval = *s.discovery
 	}
-	// The row needs the key, the position (for errors) and the metadata
-	// columns the table declares (recordOf reads them back).
-	c.Metadata |= metaBitKey | metaBitTopic | metaBitPartition | metaBitOffset | metaBitTombstone | metaBitTimestampMs
-	for _, col := range c.Table.Table().Columns {
-		if col.Kind != schema.Metadata {
-			continue
-		}
-		name := table.MetadataName(col.MetadataKey)
-		if name == "" {
-			name = metaHeaders
-		}
-		set, err := parseMetaSet([]string{name})
-		if err != nil {
-			return fmt.Errorf("field %s: column %s: %w", table.FieldTable, col.Name, err)
-		}
-		c.Metadata |= set
+	if c.Table.Upsert() {
+		// A delete is the row's kind (Flink's RowKind.DELETE), not
+		// optional metadata: kafka_sink writes a tombstone for it.
+		c.Metadata |= metaBitTombstone
 	}
 	return nil
 }
 
-// tableInput decodes the messages of a kafka_source into rows of its table.
-type tableInput struct {
-	service.BatchInput
-	codec   *table.Codec
-	headers bool // a metadata column reads the headers
-	bad     *table.Bad
-	run     *halt.Run
-	// stopped is set when a bad record under on_error fail stopped the
-	// run: nothing more is read.
-	stopped atomic.Bool
-	// src is set when the event time comes from the row (watermark column
-	// or expression): rows are stamped after decoding (stampRows).
-	src    *source
-	column string
-	expr   *eventTimeExpr
+// tableRows decodes the records of a table source into rows of its table,
+// straight from the fetched records, as Flink's KafkaDynamicSource
+// deserializes a ConsumerRecord: the metadata columns read the record, not
+// the message metadata, so a message carries only the metadata_keys asked
+// for. The readers decode side by side as they build their batches
+// (fetchedBatch.prepare); a redelivered batch is decoded again.
+type tableRows struct {
+	codec *table.Codec
+	bad   *table.Bad
 }
 
-func newTableInput(in service.BatchInput, c Config, mgr *service.Resources) *tableInput {
-	ti := &tableInput{BatchInput: in, codec: c.Table, headers: c.Table.ReadsHeaders(),
-		bad: table.NewBad("kafka_source", c.OnError, mgr), run: halt.For(mgr)}
-	if src, ok := in.(*source); ok && c.Watermark.Enabled && (c.Watermark.Column != "" || c.Watermark.expr != nil) {
-		ti.src, ti.column, ti.expr = src, c.Watermark.Column, c.Watermark.expr
+// newTableRows returns the decoder of c's table, nil without one.
+func newTableRows(c Config, mgr *service.Resources) *tableRows {
+	if c.Table == nil {
+		return nil
 	}
-	return ti
+	return &tableRows{codec: c.Table, bad: table.NewBad("kafka_source", c.OnError, mgr)}
 }
 
-// ReadBatch decodes each message of the next batch. A batch whose records
-// are all skipped is acknowledged at once and the next one is read.
-//
-// A record that does not decode under on_error fail stops the run
-// (table.Bad): its batch is nacked and none of it is delivered, so no
-// offset at or after the bad record can be committed, and ReadBatch then
-// waits for the shutdown that the stop starts (ctx ends).
-func (in *tableInput) ReadBatch(ctx context.Context) (service.MessageBatch, service.AckFunc, error) {
-	for {
-		if in.stopped.Load() {
-			<-ctx.Done()
-			return nil, nil, ctx.Err()
-		}
-		batch, ack, err := in.BatchInput.ReadBatch(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		out := make(service.MessageBatch, 0, len(batch))
-		for _, msg := range batch {
-			kept, stop := in.decode(ctx, msg)
-			if stop {
-				in.stopped.Store(true)
-				_ = ack(ctx, in.run.Err())
-				<-ctx.Done()
-				return nil, nil, ctx.Err()
-			}
-			out = append(out, kept...)
-		}
-		if in.src != nil {
-			in.stamp(out)
-		}
-		if len(out) == 0 {
-			if err := ack(ctx, nil); err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		return out, ack, nil
+// decode turns msg, the message of r, into r's row and returns it; nil
+// when the format skips the record (a tombstone of a plain kafka table,
+// `ignore-parse-errors`) or on_error skip drops it, msg flagged with the
+// error under on_error dead_letter. stop: the record stopped the run
+// (on_error fail); the caller hands out nothing at or after it. err is
+// ctx's error if it ended while decoding (the record is not to blame).
+func (t *tableRows) decode(ctx context.Context, r *kgo.Record, msg *service.Message) (out *service.Message, stop bool, err error) {
+	row, err := t.codec.DecodeKafka(ctx, r)
+	switch {
+	case err == nil:
+		msg.SetStructuredMut(row)
+		return msg, false, nil
+	case errors.Is(err, table.ErrSkipped):
+		t.bad.Skipped()
+		return nil, false, nil
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
 	}
-}
-
-// stamp sets the event time of each decoded row from the watermark column;
-// a row without a usable value (null, errored) gets no event time.
-func (in *tableInput) stamp(batch service.MessageBatch) {
-	times := make([]int64, len(batch))
-	ok := make([]bool, len(batch))
-	for i, msg := range batch {
-		if msg.GetError() != nil {
-			continue
-		}
-		v, err := msg.AsStructured()
-		if err != nil {
-			continue
-		}
-		row, _ := v.(map[string]any)
-		if in.expr != nil {
-			times[i], ok[i] = in.expr.eval(row, msg)
-		} else {
-			times[i], ok[i] = eventTimeOf(row[in.column])
-		}
+	kept, stop := t.bad.Handle(msg, table.LocateRecord(r), err)
+	if len(kept) == 0 {
+		return nil, stop, nil
 	}
-	in.src.stampRows(batch, times, ok)
-}
-
-// decode turns msg into its row, or applies on_error; stop is true when a
-// bad record stopped the run.
-func (in *tableInput) decode(ctx context.Context, msg *service.Message) (out service.MessageBatch, stop bool) {
-	rec, err := recordOf(msg, in.headers)
-	if err != nil {
-		return in.bad.Handle(msg, table.Locate(msg), err)
-	}
-	row, err := in.codec.Decode(ctx, rec)
-	if errors.Is(err, table.ErrSkipped) {
-		in.bad.Skipped()
-		return nil, false
-	}
-	if err != nil {
-		return in.bad.Handle(msg, table.Locate(msg), err)
-	}
-	msg.SetStructuredMut(row)
-	return service.MessageBatch{msg}, false
-}
-
-// recordOf reads back the record of a message built by recordMessage;
-// headers says whether to collect the record headers. Once the session
-// hands its fetched records over, table.Codec.DecodeKafka decodes them
-// without this detour.
-func recordOf(msg *service.Message, headers bool) (table.Record, error) {
-	r := table.Record{LeaderEpoch: -1}
-	value, err := msg.AsBytes()
-	if err != nil {
-		return r, err
-	}
-	if tomb, _ := msg.MetaGetMut(metaTombstone); tomb != true {
-		r.Value = value
-		if r.Value == nil {
-			r.Value = []byte{}
-		}
-	}
-	if k, ok := msg.MetaGetMut(metaKey); ok {
-		if s, _ := k.(string); s != "" {
-			r.Key = []byte(s)
-		}
-	}
-	r.Topic, _ = metaValue[string](msg, metaTopic)
-	if p, ok := metaValue[int](msg, metaPartition); ok {
-		r.Partition = int32(p)
-	}
-	r.Offset, _ = metaValue[int64](msg, metaOffset)
-	if ms, ok := metaValue[int64](msg, metaTimestampMs); ok {
-		r.Timestamp, r.HasTimestamp = time.UnixMilli(ms), true
-	}
-	r.TimestampType, _ = metaValue[string](msg, metaTimestampType)
-	if e, ok := metaValue[int](msg, metaLeaderEpoch); ok {
-		r.LeaderEpoch = int32(e)
-	}
-	if headers {
-		r.Headers = table.MessageHeaders(msg)
-	}
-	return r, nil
-}
-
-func metaValue[T any](msg *service.Message, key string) (T, bool) {
-	v, ok := msg.MetaGetMut(key)
-	t, isT := v.(T)
-	return t, ok && isT
+	return kept[0], stop, nil
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,7 +171,7 @@ func buildTableInputIn(t *testing.T, yaml string, mgr *service.Resources) servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := newTableInput(newSource(c, mgr), c, mgr)
+	in := newSource(c, mgr)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if err := in.Connect(ctx); err != nil {
@@ -298,4 +301,232 @@ func TestTableCatalogLint(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "field catalog: catalog: open ./nope.sql: no such file or directory") {
 		t.Fatalf("a missing catalog: %v", err)
 	}
+}
+
+// The metadata columns read the fetched record, as Flink's do: `headers`
+// holds every record header, one named kafka_* too, and the message
+// carries only the metadata that metadata_keys selects, with a table as
+// without.
+func TestTableSourceReadsTheRecord(t *testing.T) {
+	t.Parallel()
+	addr := newCluster(t)
+	produce(t, addr, &kgo.Record{Topic: "t", Partition: 2, Key: []byte(`{"id":7}`), Value: []byte(`{"name":"ada","amount":"1.50"}`),
+		Timestamp: time.UnixMilli(1700000000123),
+		Headers:   []kgo.RecordHeader{{Key: "trace", Value: []byte("abc")}, {Key: "kafka_origin", Value: []byte("eu")}}})
+	in := buildTableInput(t, yamlDDL(richDDL(addr, ""))+"metadata_keys: [ kafka_offset ]\n")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	batch, ack, err := in.ReadBatch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ack(ctx, nil) }()
+	if len(batch) != 1 {
+		t.Fatalf("got %d messages", len(batch))
+	}
+	v, err := batch[0].AsStructured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := v.(map[string]any)
+	h, _ := row["hdrs"].(map[string]any)
+	if len(h) != 2 || string(h["trace"].([]byte)) != "abc" || string(h["kafka_origin"].([]byte)) != "eu" {
+		t.Fatalf("headers column %#v, want every record header (kafka_origin too)", row["hdrs"])
+	}
+	if row["part"] != int64(2) || row["src"] != "t" || row["tstype"] != "CreateTime" || row["k_id"] != int64(7) {
+		t.Fatalf("metadata and key columns: %#v", row)
+	}
+	var keys []string
+	_ = batch[0].MetaWalkMut(func(k string, _ any) error {
+		keys = append(keys, k)
+		return nil
+	})
+	if fmt.Sprint(keys) != "[kafka_offset]" {
+		t.Fatalf("message metadata %v, want only metadata_keys: [kafka_offset]", keys)
+	}
+
+	// An upsert-kafka table's messages carry kafka_tombstone_message
+	// whatever metadata_keys says: it is the row's kind, which kafka_sink
+	// writes back as a tombstone.
+	c, err := parseConfig(t, yamlDDL(`CREATE TABLE u (id STRING, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',
+  'topic' = 't', 'key.format' = 'raw', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`)+
+		"metadata_keys: [ kafka_offset ]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := metaKeyNames(c.Metadata); fmt.Sprint(got) != "[kafka_offset kafka_tombstone_message]" {
+		t.Fatalf("upsert-kafka metadata %v, want kafka_offset and kafka_tombstone_message", got)
+	}
+}
+
+// columnDDL is a table whose event time is its ts column, read from the
+// earliest offset; extra is added to its WITH options.
+func columnDDL(addr, extra string) string {
+	return yamlDDL(fmt.Sprintf(`CREATE TABLE ev (
+  id STRING,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH (
+  'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = '%s', 'properties.group.id' = 'g',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'json'%s
+)`, addr, extra))
+}
+
+// columnRecord is a row of columnDDL at baseTime + ms.
+func columnRecord(ms int64) *kgo.Record {
+	ts := baseTime.Add(time.Duration(ms) * time.Millisecond).UTC().Format("2006-01-02 15:04:05.000")
+	return &kgo.Record{Topic: "t", Partition: 0, Value: fmt.Appendf(nil, `{"id":"a","ts":%q}`, ts)}
+}
+
+// A redelivered batch carries the event-time stamps of its first delivery:
+// its rows are not observed again (they would be late against the
+// watermark they moved).
+func TestTableSourceRedeliveryKeepsStamps(t *testing.T) {
+	t.Parallel()
+	addr := newTopicsCluster(t, 1, "t")
+	produce(t, addr, columnRecord(10_000), columnRecord(20_000), columnRecord(3_000))
+	in := buildTableInput(t, columnDDL(addr, ""))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var first []wmMeta
+	for len(first) < 3 {
+		batch, ack, err := in.ReadBatch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range batch {
+			first = append(first, wmMetaOf(t, m))
+		}
+		if len(first) < 3 {
+			_ = ack(ctx, nil)
+			continue
+		}
+		if len(batch) != 3 {
+			t.Fatalf("the three records came in batches of %d; the test needs them in one", len(batch))
+		}
+		_ = ack(ctx, errors.New("nack"))
+	}
+	batch, ack, err := in.ReadBatch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ack(ctx, nil) }()
+	var again []wmMeta
+	for _, m := range batch {
+		again = append(again, wmMetaOf(t, m))
+	}
+	want := []wmMeta{{0, 10_000, 8_999, false}, {0, 20_000, 18_999, false}, {0, 3_000, 18_999, true}}
+	if fmt.Sprint(first) != fmt.Sprint(want) || fmt.Sprint(again) != fmt.Sprint(want) {
+		t.Fatalf("first delivery %v\nredelivery     %v\nwant both      %v", first, again, want)
+	}
+}
+
+// When the last record of a bounded read gives no row (a tombstone of a
+// kafka table is skipped, as in Flink), the end-of-input watermark goes on
+// the last row delivered.
+func TestTableSourceEndOfInputAfterSkippedRecord(t *testing.T) {
+	t.Parallel()
+	addr := newTopicsCluster(t, 1, "t")
+	// One produce: the records share a record batch, so they are fetched,
+	// and delivered, together.
+	produce(t, addr, columnRecord(10_000), columnRecord(20_000), &kgo.Record{Topic: "t", Partition: 0})
+	in := buildTableInput(t, columnDDL(addr, ", 'scan.bounded.mode' = 'latest-offset'"))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var got []wmMeta
+	for {
+		batch, ack, err := in.ReadBatch(ctx)
+		if errors.Is(err, service.ErrEndOfInput) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range batch {
+			got = append(got, wmMetaOf(t, m))
+		}
+		_ = ack(ctx, nil)
+	}
+	want := []wmMeta{{0, 10_000, 8_999, false}, {0, 20_000, math.MaxInt64, false}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %v\nwant %v (the end-of-input watermark on the last row)", got, want)
+	}
+}
+
+// A decode that the end of the session cuts short (a schema registry that
+// has not answered yet) is not a bad record: closing the input does not
+// stop the run under on_error fail.
+func TestTableSourceCloseMidDecode(t *testing.T) {
+	t.Parallel()
+	asked := make(chan struct{}, 1)
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(registry.Close)
+	addr := newTopicsCluster(t, 1, "t")
+	produce(t, addr, &kgo.Record{Topic: "t", Partition: 0, Value: []byte{0, 0, 0, 0, 1, 2, 'a'}})
+	mgr := service.MockResources()
+	c, err := parseConfig(t, yamlDDL(fmt.Sprintf(`CREATE TABLE a (name STRING) WITH ('connector' = 'kafka', 'topic' = 't',
+  'properties.bootstrap.servers' = '%s', 'properties.group.id' = 'g', 'scan.startup.mode' = 'earliest-offset',
+  'format' = 'avro-confluent', 'avro-confluent.url' = '%s')`, addr, registry.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := newSource(c, mgr)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := in.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-ctx.Done():
+		t.Fatal("the reader did not ask the registry for the record's schema")
+	}
+	if err := in.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := halt.For(mgr).Err(); err != nil {
+		t.Fatalf("closing mid-decode stopped the run: %v", err)
+	}
+}
+
+// BenchmarkTableRows measures what a table source costs per record on the
+// reader goroutine: the message with the default metadata, the row decoded
+// from the fetched record (JSON value, metadata columns) and its event
+// time from the row's watermark column (fetchedBatch.prepare).
+func BenchmarkTableRows(b *testing.B) {
+	c, err := parseConfig(b, yamlDDL(`CREATE TABLE bench (id BIGINT, name STRING,
+  ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', p INT METADATA FROM 'partition' VIRTUAL, o BIGINT METADATA FROM 'offset' VIRTUAL,
+  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]*kgo.Record, 500)
+	lags := make([]int64, len(recs))
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: "t", Partition: 1, Offset: int64(i), Key: []byte("key"),
+			Value: fmt.Appendf(nil, `{"id":%d,"name":"user-%d"}`, i, i), Timestamp: baseTime.Add(time.Duration(i) * time.Millisecond)}
+	}
+	res := service.MockResources()
+	sess := newSession(c, res.Logger(), newSourceMetrics(res.Metrics()))
+	sess.build.rows = newTableRows(c, res)
+	fb := newFetchedBatch(recs, lags, &sess.build)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if !fb.prepare(ctx) {
+			b.Fatal("prepare")
+		}
+		p := fb.takePrepared()
+		if p.halted || len(p.msgs) != len(recs) || !p.ok[len(recs)-1] {
+			b.Fatal("a row did not decode")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/msg")
 }

@@ -202,7 +202,7 @@ func BenchmarkBuildMessages(b *testing.B) {
 		origin txnoffsets.Source
 	}{{"origin=false", nil}, {"origin=true", &session{}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			fb := newFetchedBatch(recs, lags, metaAll, tc.origin)
+			fb := newFetchedBatch(recs, lags, &messageBuilder{meta: metaAll, origin: tc.origin})
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = fb.buildMessages()

@@ -50,8 +50,6 @@ type WatermarkConfig struct {
 	Expression string
 	// expr is Expression compiled (nil without one).
 	expr *eventTimeExpr
-	// hasTable: the source decodes rows, and column or expression read them.
-	hasTable bool
 	// Tracker holds max out-of-orderness, idle timeout and emit interval.
 	Tracker watermark.Config
 	// Alignment is nil without alignment.
@@ -206,7 +204,6 @@ func deriveWatermark(y map[string]any, present bool, t *schema.Table) (Watermark
 		c.Alignment = ac
 	}
 	if t != nil {
-		c.hasTable = true
 		errs = append(errs, c.applyTableWatermark(t, present)...)
 	}
 	if c.Alignment != nil && c.Alignment.Group == "" {
@@ -373,14 +370,4 @@ func (x *eventTimeExpr) eval(row map[string]any, msg *service.Message) (int64, b
 		return 0, false
 	}
 	return eventTimeOf(v)
-}
-
-// eventTimes evaluates the expression over msgs; ok[i] is false where it
-// gives no event time.
-func (x *eventTimeExpr) eventTimes(msgs service.MessageBatch) (times []int64, ok []bool) {
-	times, ok = make([]int64, len(msgs)), make([]bool, len(msgs))
-	for i, msg := range msgs {
-		times[i], ok[i] = x.eval(table.RowOf(msg), msg)
-	}
-	return times, ok
 }

@@ -629,7 +629,7 @@ func BenchmarkWatermarkStamp(b *testing.B) {
 			conf.Watermark.Tracker.MaxOutOfOrderness = 5 * time.Second
 			sess := newSession(conf, res.Logger(), newSourceMetrics(res.Metrics()))
 			o := newOwner(sess, nil, nil)
-			fb := newFetchedBatch(recs, lags, metaDefault|sess.meta, nil)
+			fb := newFetchedBatch(recs, lags, &messageBuilder{meta: metaDefault | sess.build.meta})
 			var parts []*watermark.Partition
 			if on {
 				p, err := sess.wm.tracker.Add("t", 1)
