@@ -142,6 +142,11 @@ type Config struct {
 	// per partition at which fetching that partition pauses. Default 8192
 	// (defaultCheckpointLimit).
 	CheckpointLimit int
+	// MaxUnackedBytes bounds the weight of the records fetched and not yet
+	// acknowledged, over all partitions of the input (budget.go): each
+	// counts its key, value and headers plus recordOverhead. Default
+	// 32 MiB (defaultMaxUnackedBytes).
+	MaxUnackedBytes int64
 	// BatchSize is the maximum number of records per batch. Default 1024.
 	BatchSize int
 	// FetchMaxWait is how long the broker may hold a fetch open. Default
@@ -266,6 +271,7 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.IsolationLevel = IsolationLevel(str(fieldIsolationLevel))
 	c.CommitPeriod = duration(fieldCommitPeriod, defaultCommitPeriod)
 	c.CheckpointLimit = integer(fieldCheckpointLimit)
+	c.MaxUnackedBytes = int64(integer(fieldMaxUnackedBytes))
 	c.BatchSize = integer(fieldBatchSize)
 	metaNames, err := conf.FieldStringList(fieldMetadataKeys)
 	keep(err)
@@ -414,6 +420,10 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("field %s: %d is below %s %d; one batch could exceed the limit, raise %s to at least %d",
 			fieldCheckpointLimit, c.CheckpointLimit, fieldBatchSize, c.BatchSize, fieldCheckpointLimit, c.BatchSize))
 	}
+	if c.MaxUnackedBytes < minUnackedBytes {
+		errs = append(errs, fmt.Errorf("field %s: must be at least %d (4 MiB: four fetches of one partition, max.partition.fetch.bytes), got %d",
+			fieldMaxUnackedBytes, minUnackedBytes, c.MaxUnackedBytes))
+	}
 	if c.Readers < 1 || c.Readers > maxReaders {
 		errs = append(errs, fmt.Errorf("field %s: must be between 1 and %d, got %d", fieldReaders, maxReaders, c.Readers))
 	}
@@ -475,6 +485,11 @@ func (c Config) clientOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ConsumeResetOffset(c.resetOffset()),
 		kgo.FetchMaxWait(c.FetchMaxWait),
+		// A fetch of at most a quarter of max_unacknowledged_bytes (and
+		// Kafka's 1 MiB per partition): what lands after the budget paused
+		// fetching stays a fraction of it (budget.go).
+		kgo.FetchMaxBytes(fetchBytes(c.MaxUnackedBytes)),
+		kgo.FetchMaxPartitionBytes(fetchPartitionBytes),
 		// Control records (transaction markers) come to the reader, which
 		// drops them but moves the partition's position past them, so that
 		// the commit position and stop_at see the end of a transaction.

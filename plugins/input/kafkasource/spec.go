@@ -31,6 +31,7 @@ const (
 	fieldIsolationLevel    = "isolation_level"
 	fieldCommitPeriod      = "commit_period"
 	fieldCheckpointLimit   = "checkpoint_limit"
+	fieldMaxUnackedBytes   = "max_unacknowledged_bytes"
 	fieldBatchSize         = "batch_size"
 	fieldFetchMaxWait      = "fetch_max_wait"
 	fieldMetadataKeys      = "metadata_keys"
@@ -55,6 +56,7 @@ const (
 	defaultIsolationLevel    = ReadCommitted
 	defaultCommitPeriod      = "5s"
 	defaultCheckpointLimit   = 8192
+	defaultMaxUnackedBytes   = 16 << 20
 	defaultBatchSize         = 1024
 	defaultFetchMaxWait      = "500ms"
 	defaultStopAt            = StopNone
@@ -131,7 +133,8 @@ this input reads it back, so that the buffer drops replayed records of windows a
 (docs/exactly-once.md). Such partitions are then committed only by the sink's transactions while their records
 are in flight: to reuse the consumer group for another pipeline, reset its offsets first.
 
-Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, which bounds memory.
+Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, and every partition
+pauses while the records not yet acknowledged weigh `+"`max_unacknowledged_bytes`"+` (32 MiB), which bounds memory.
 
 Transaction control markers (and, under `+"`read_committed`"+`, records of aborted transactions) are never
 delivered, but the position of their partition moves past them: the committed offset of a partition whose
@@ -472,6 +475,25 @@ With a watermark:
 					"written, not a transaction. "+
 					"Flink has no direct equivalent (its bound is `source.reader.element.queue.capacity` and checkpoint alignment).").
 				Default(defaultCheckpointLimit).
+				Advanced(),
+			service.NewIntField(fieldMaxUnackedBytes).
+				Description("Bytes of records that may be fetched and not yet acknowledged, over all partitions of this input; "+
+					"once they reach it, fetching pauses on every partition until acknowledgements bring them below. Each record "+
+					"counts its key, value and headers plus 768 bytes for what the input keeps of it in memory (the fetched record "+
+					"and its message with the default metadata), so this bounds memory, not payload alone: at the default, about "+
+					"17,000 records of 200 bytes, or 970 records of 16 KiB. A fetch asks for at most a quarter of it "+
+					"(`fetch.max.bytes`, at most 50 MiB) and 1 MiB per partition (`max.partition.fetch.bytes`), and a fetch on its way "+
+					"when fetching pauses still lands: the input holds at most this bound plus one fetch per broker and reader. "+
+					"`checkpoint_limit` bounds the records of each partition besides. In front of a `kafka_sink` with `at_least_once` "+
+					"or `exactly_once`, records are acknowledged once the sink handed them to its producer, so the bound covers the "+
+					"records between the two (the sink's `max_buffered_bytes` those on their way to Kafka); behind an `event_window` "+
+					"buffer it must exceed what the windows open at once hold, or fetching pauses until windows fire. Without "+
+					"GOMEMLIMIT and a cgroup memory limit, the process's Go memory limit is 48 MiB plus twice the sum of these "+
+					"bounds and the sinks' buffers (README, Memory). "+
+					"Default `16777216` (16 MiB); at least `4194304` (4 MiB). "+
+					"Flink has no direct equivalent: Kafka's consumer bounds a fetch with `fetch.max.bytes` (default 50 MiB), "+
+					"Flink's reader its queue with `source.reader.element.queue.capacity`.").
+				Default(defaultMaxUnackedBytes).
 				Advanced(),
 			service.NewIntField(fieldBatchSize).
 				Description("Maximum number of records in one message batch; a batch holds what was fetched, up to this many. "+
