@@ -63,7 +63,7 @@ func TestInitFromCgroup(t *testing.T) {
 	}{
 		{"v2", "1073741824\n", "", 966367641},
 		{"v1 fallback", "", "1073741824\n", 966367641},
-		{"v2 without a limit does not fall back", "max\n", "1073741824\n", Base},
+		{"v2 without a limit does not fall back", "max\n", "1073741824\n", math.MaxInt64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			withState(t, tc.v2, tc.v1, func() {
@@ -101,8 +101,8 @@ func TestInitFromBounds(t *testing.T) {
 		later()
 		later() // a second release changes nothing
 		early()
-		if got := debug.SetMemoryLimit(-1); got != Base {
-			t.Errorf("limit %d once both are released, want %d", got, Base)
+		if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+			t.Errorf("limit %d once both are released, want none (%d)", got, int64(math.MaxInt64))
 		}
 	})
 }
