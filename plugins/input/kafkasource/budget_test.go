@@ -176,3 +176,16 @@ func liveHeap() int {
 	runtime.ReadMemStats(&m)
 	return int(m.HeapAlloc)
 }
+
+func TestFetchBytes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ budget, want int64 }{
+		{minUnackedBytes, fetchPartitionBytes},
+		{16 << 20, 4 << 20},
+		{1 << 30, maxFetchBytes},
+	} {
+		if got := fetchBytes(tc.budget); int64(got) != tc.want {
+			t.Errorf("fetchBytes(%d) = %d, want %d", tc.budget, got, tc.want)
+		}
+	}
+}
