@@ -28,10 +28,11 @@ import (
 func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	t.Parallel()
 	const (
-		n    = 6000
-		keys = 16
+		n             = 6000
+		keys          = 16
+		outPartitions = 4
 	)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "in", "out"))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(outPartitions, "in", "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +46,7 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		// openWhileFailing: the other producer had records in an open
 		// transaction when the first one's offsets were refused.
 		producedOther bool
+		otherProduced = make(chan struct{}) // closed when producedOther is set
 		failing       string
 	)
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
@@ -58,17 +60,12 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		r := req.(*kmsg.TxnOffsetCommitRequest)
 		failing = r.TransactionalID
 		mu.Unlock()
-		// Let the next transaction fill meanwhile.
+		// Let the next transaction fill meanwhile (if it does not within
+		// 5s, the test fails below: nothing overlapped).
 		c.SleepControl(func() {
-			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) {
-				mu.Lock()
-				other := producedOther
-				mu.Unlock()
-				if other {
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
+			select {
+			case <-otherProduced:
+			case <-time.After(5 * time.Second):
 			}
 		})
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
@@ -88,8 +85,9 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		c.KeepControl()
 		r := req.(*kmsg.ProduceRequest)
 		mu.Lock()
-		if failed && r.TransactionID != nil && *r.TransactionID != failing && aborted[failing] == 0 {
+		if failed && !producedOther && r.TransactionID != nil && *r.TransactionID != failing && aborted[failing] == 0 {
 			producedOther = true
+			close(otherProduced)
 		}
 		mu.Unlock()
 		return nil, nil, false
@@ -174,33 +172,49 @@ kafka_sink:
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- stream.Run(ctx) }()
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = stream.Stop(sctx)
-		<-runErr
-	}()
+	var stopOnce sync.Once
+	stop := func() {
+		stopOnce.Do(func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer scancel()
+			_ = stream.Stop(sctx)
+			<-runErr
+		})
+	}
+	defer stop()
 
-	// Read committed until every input is there, then a little longer to
-	// see any duplicate.
+	// Read committed until every input is there; then stop the pipeline,
+	// write a marker after all it wrote in each partition of out, and read
+	// on up to the markers: a duplicate committed at any time is seen.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("out"),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	const marker = "end"
 	seen := map[string]int{}
 	last := map[string]int{}
 	got := 0
-	var settle time.Time
-	for settle.IsZero() || time.Now().Before(settle) {
+	markers := map[int32]bool{}
+	marked := false
+	for got < n || len(markers) < outPartitions {
 		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records before the deadline", got, n)
+			t.Fatalf("read %d of %d records and the markers of partitions %v before the deadline", got, n, markers)
+		}
+		if got >= n && !marked {
+			stop()
+			writeMarkers(ctx, t, addr, "out", outPartitions, marker)
+			marked = true
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		fs := cl.PollFetches(pctx)
 		pcancel()
 		fs.EachRecord(func(r *kgo.Record) {
+			if r.Key == nil && string(r.Value) == marker {
+				markers[r.Partition] = true
+				return
+			}
 			k := string(r.Key)
 			v, _ := strconv.Atoi(string(r.Value))
 			id := k + "/" + string(r.Value)
@@ -214,9 +228,6 @@ kafka_sink:
 			last[k] = v
 			got++
 		})
-		if got >= n && settle.IsZero() {
-			settle = time.Now().Add(time.Second)
-		}
 	}
 	if got != n || len(seen) != n {
 		t.Fatalf("read %d records (%d distinct), want %d exactly once", got, len(seen), n)
@@ -231,5 +242,21 @@ kafka_sink:
 	}
 	if len(aborted) < 2 {
 		t.Fatalf("EndTxn aborts per transactional id %v: want the failing transaction and the newer one aborted (both producers)", aborted)
+	}
+}
+
+// writeMarkers writes a record of value marker, without a key, to each
+// partition of topic.
+func writeMarkers(ctx context.Context, t *testing.T, addr, topic string, partitions int, marker string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for p := range int32(partitions) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(marker)}).FirstErr(); err != nil {
+			t.Fatalf("writing the marker to %s/%d: %v", topic, p, err)
+		}
 	}
 }

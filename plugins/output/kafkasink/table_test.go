@@ -290,21 +290,26 @@ output:
 	}
 }
 
+// seedDDL returns the CREATE TABLE statement of the seed's table name
+// (issue 5) from its one fixture, schema/testdata/seed.sql.
+func seedDDL(t *testing.T, name string) string {
+	t.Helper()
+	seed, err := os.ReadFile("../../../schema/testdata/seed.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "CREATE TABLE " + name + " ("
+	_, rest, ok := strings.Cut(string(seed), head)
+	if !ok {
+		t.Fatalf("schema/testdata/seed.sql has no %q", head)
+	}
+	stmt, _, _ := strings.Cut(rest, "\nCREATE TABLE ")
+	return head + strings.TrimRight(stmt, "\n")
+}
+
 func TestTableSinkConfig(t *testing.T) {
 	t.Parallel()
-	seedSink := `CREATE TABLE kafka_sink (
-    device_id STRING,
-    metric_value DOUBLE,
-    PRIMARY KEY (device_id) NOT ENFORCED
-) WITH (
-    'connector' = 'kafka',
-    'topic' = 'device_metrics',
-    'properties.bootstrap.servers' = 'kafka:9092',
-    'format' = 'avro-confluent',
-    'avro-confluent.url' = 'http://schema-registry:8081',
-    'sink.delivery-guarantee' = 'exactly-once',
-    'sink.transactional-id-prefix' = 'flink-producer-'
-)`
+	seedSink := seedDDL(t, "kafka_sink")
 	c, err := parseConfig(t, yamlDDL(seedSink, 0))
 	if err != nil {
 		t.Fatal(err)
