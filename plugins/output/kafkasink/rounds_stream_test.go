@@ -55,12 +55,23 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		mu      sync.Mutex
 		failed  bool
 		aborted = map[string]int{} // transactional id -> EndTxn aborts
-		// openWhileFailing: the other producer had records in an open
-		// transaction when the first one's offsets were refused.
+		// producedOther: the other producer had records in an open
+		// transaction while the first one's offsets were held.
 		producedOther bool
 		otherProduced = make(chan struct{}) // closed when producedOther is set
 		failing       string
+		held          = make(chan struct{}) // closed when failed is set
+		// open: transactional id -> records produced in its open
+		// transaction (the next round may fill before the first one's
+		// TxnOffsetCommit arrives).
+		open = map[string]bool{}
 	)
+	setProducedOther := func() { // with mu held
+		if !producedOther {
+			producedOther = true
+			close(otherProduced)
+		}
+	}
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		mu.Lock()
@@ -69,8 +80,14 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 			return nil, nil, false
 		}
 		failed = true
+		close(held)
 		r := req.(*kmsg.TxnOffsetCommitRequest)
 		failing = r.TransactionalID
+		for id, records := range open {
+			if records && id != failing {
+				setProducedOther()
+			}
+		}
 		mu.Unlock()
 		// Let the next transaction fill meanwhile (if it does not within
 		// 5s, the test fails below: nothing overlapped).
@@ -97,9 +114,11 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		c.KeepControl()
 		r := req.(*kmsg.ProduceRequest)
 		mu.Lock()
-		if failed && !producedOther && r.TransactionID != nil && *r.TransactionID != failing && aborted[failing] == 0 {
-			producedOther = true
-			close(otherProduced)
+		if r.TransactionID != nil {
+			open[*r.TransactionID] = true
+			if failed && *r.TransactionID != failing && aborted[failing] == 0 {
+				setProducedOther()
+			}
 		}
 		mu.Unlock()
 		return nil, nil, false
@@ -107,11 +126,12 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	c.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		r := req.(*kmsg.EndTxnRequest)
+		mu.Lock()
+		open[r.TransactionalID] = false
 		if !r.Commit {
-			mu.Lock()
 			aborted[r.TransactionalID]++
-			mu.Unlock()
 		}
+		mu.Unlock()
 		return nil, nil, false
 	})
 
@@ -128,10 +148,20 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// The input arrives over a second or so, so that transactions follow
-	// each other while records flow.
+	// each other while records flow; its second half only once the first
+	// transaction's offset commit is held, so that the next transaction
+	// has records to fill with meanwhile, however late that commit comes.
 	produced := make(chan error, 1)
 	go func() {
 		for len(recs) > 0 {
+			if len(recs) == n/2 {
+				select {
+				case <-held:
+				case <-ctx.Done():
+					produced <- fmt.Errorf("no transaction committed offsets with half the input written: %w", ctx.Err())
+					return
+				}
+			}
 			k := min(100, len(recs))
 			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
 				produced <- err

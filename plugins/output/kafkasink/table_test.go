@@ -421,17 +421,19 @@ func TestTableUpsertTombstones(t *testing.T) {
   'connector' = 'upsert-kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '%s', 'properties.group.id' = 'users-reader',
   'key.format' = 'json', 'value.format' = 'json'
 )`, addr)
-	runStream(t, `
+	// Bloblang's count() counters live as long as the process: named by
+	// addr, this run's start at 1 (go test -count).
+	runStream(t, fmt.Sprintf(`
 input:
   generate:
     count: 2
     interval: ""
     mapping: |
-      root = if count("upsert") == 1 { {"id": 1, "name": "ada"} } else { {"id": 1} }
-      meta kafka_tombstone_message = if count("upsert-meta") == 2 { true } else { false }
+      root = if count("upsert-%[1]s") == 1 { {"id": 1, "name": "ada"} } else { {"id": 1} }
+      meta kafka_tombstone_message = if count("upsert-meta-%[1]s") == 2 { true } else { false }
 output:
   kafka_sink:
-`+yamlDDL(ddl, 4))
+`, addr)+yamlDDL(ddl, 4))
 	recs := consumeAll(t, addr, "users", 2)
 	if string(recs[0].Key) != `{"id":1}` || recs[0].Value == nil {
 		t.Fatalf("upsert: key %s value %s", recs[0].Key, recs[0].Value)
