@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"
 )
@@ -56,20 +58,23 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		failed  bool
 		aborted = map[string]int{} // transactional id -> EndTxn aborts
 		// producedOther: the other producer had records in an open
-		// transaction while the first one's offsets were held.
+		// transaction when the first one's offsets were refused.
 		producedOther bool
 		otherProduced = make(chan struct{}) // closed when producedOther is set
 		failing       string
 		held          = make(chan struct{}) // closed when failed is set
-		// open: transactional id -> records produced in its open
-		// transaction (the next round may fill before the first one's
-		// TxnOffsetCommit arrives).
+		// open: transactional ids with records produced since their
+		// last EndTxn.
 		open = map[string]bool{}
 	)
-	setProducedOther := func() { // with mu held
-		if !producedOther {
-			producedOther = true
-			close(otherProduced)
+	// otherOpen sets producedOther if a transaction other than the failing
+	// one has records. Called with mu held, once failed.
+	otherOpen := func() {
+		for id, o := range open {
+			if o && id != failing && !producedOther {
+				producedOther = true
+				close(otherProduced)
+			}
 		}
 	}
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
@@ -83,11 +88,7 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		close(held)
 		r := req.(*kmsg.TxnOffsetCommitRequest)
 		failing = r.TransactionalID
-		for id, records := range open {
-			if records && id != failing {
-				setProducedOther()
-			}
-		}
+		otherOpen()
 		mu.Unlock()
 		// Let the next transaction fill meanwhile (if it does not within
 		// 5s, the test fails below: nothing overlapped).
@@ -116,8 +117,8 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		mu.Lock()
 		if r.TransactionID != nil {
 			open[*r.TransactionID] = true
-			if failed && *r.TransactionID != failing && aborted[failing] == 0 {
-				setProducedOther()
+			if failed && aborted[failing] == 0 {
+				otherOpen()
 			}
 		}
 		mu.Unlock()
@@ -147,36 +148,6 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// The input arrives over a second or so, so that transactions follow
-	// each other while records flow; its second half only once the first
-	// transaction's offset commit is held, so that the next transaction
-	// has records to fill with meanwhile, however late that commit comes.
-	produced := make(chan error, 1)
-	go func() {
-		for len(recs) > 0 {
-			if len(recs) == n/2 {
-				select {
-				case <-held:
-				case <-ctx.Done():
-					produced <- fmt.Errorf("no transaction committed offsets with half the input written: %w", ctx.Err())
-					return
-				}
-			}
-			k := min(100, len(recs))
-			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
-				produced <- err
-				return
-			}
-			recs = recs[k:]
-			time.Sleep(10 * time.Millisecond)
-		}
-		produced <- nil
-	}()
-	defer func() {
-		if err := <-produced; err != nil {
-			t.Errorf("producing the input: %v", err)
-		}
-	}()
 
 	b := service.NewStreamBuilder()
 	b.SetThreads(1)
@@ -225,6 +196,42 @@ kafka_sink:
 		})
 	}
 	defer stop()
+
+	// The input arrives over a second or so, so that transactions follow
+	// each other while records flow; with a group, once the group is
+	// stable (its join can take longer than that). Its second half only
+	// once the first transaction's offset commit is held, so that the next
+	// transaction has records to fill with meanwhile, however late that
+	// commit comes.
+	if assignment == "group" {
+		eventually.True(t, 30*time.Second, "consumer group rounds to be stable", func() bool { return groupStable(ctx, addr, "rounds") })
+	}
+	produced := make(chan error, 1)
+	go func() {
+		for len(recs) > 0 {
+			if len(recs) == n/2 {
+				select {
+				case <-held:
+				case <-ctx.Done():
+					produced <- fmt.Errorf("no transaction committed offsets with half the input written: %w", ctx.Err())
+					return
+				}
+			}
+			k := min(100, len(recs))
+			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			recs = recs[k:]
+			time.Sleep(10 * time.Millisecond)
+		}
+		produced <- nil
+	}()
+	defer func() {
+		if err := <-produced; err != nil {
+			t.Errorf("producing the input: %v", err)
+		}
+	}()
 
 	// Read committed until every input is there; then stop the pipeline,
 	// write a marker after all it wrote in each partition of out, and read
@@ -286,6 +293,21 @@ kafka_sink:
 	if len(aborted) < 2 {
 		t.Fatalf("EndTxn aborts per transactional id %v: want the failing transaction and the newer one aborted (both producers)", aborted)
 	}
+}
+
+// groupStable reports whether group has members and a stable state.
+func groupStable(ctx context.Context, addr, group string) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
+	if err != nil {
+		return false
+	}
+	g, ok := groups[group]
+	return ok && g.Err == nil && g.State == "Stable" && len(g.Members) > 0
 }
 
 // writeMarkers writes a record of value marker, without a key, to each
