@@ -33,11 +33,13 @@ import (
 
 // Base is what a process needs besides its components' bounds: the Go
 // runtime, Benthos and its plugins' state, the clients' fetch and request
-// buffers, and the messages on their way through the pipeline: 20-25 MiB
-// live in a copy at 1M records/s, with room for a collection's garbage.
-// The mapped binary (about 33 MiB of RSS) is outside the Go limit. Measured
-// with `go run ./bench -scenarios memory` (docs/benchmarks.md).
-const Base = 32 << 20
+// buffers and the messages on their way (a copy at the defaults keeps
+// 25-50 MiB live, bounds included), with room for a collection's garbage.
+// The mapped binary (about 33 MiB of RSS) is outside the Go limit. 32 MiB
+// held the copies' RSS 19 MiB lower but cost 11-25 % more CPU per record
+// than 48 MiB (more collections, and assists on the pipeline's goroutines);
+// measured with `go run ./bench -scenarios memory` (docs/benchmarks.md).
+const Base = 40 << 20
 
 // cgroupShare is the part of a cgroup limit given to the Go heap.
 const cgroupShare = 0.9

@@ -488,7 +488,7 @@ With a watermark:
 					"or `exactly_once`, records are acknowledged once the sink handed them to its producer, so the bound covers the "+
 					"records between the two (the sink's `max_buffered_bytes` those on their way to Kafka); behind an `event_window` "+
 					"buffer it must exceed what the windows open at once hold, or fetching pauses until windows fire. Without "+
-					"GOMEMLIMIT and a cgroup memory limit, the process's Go memory limit is 32 MiB plus twice the sum of these "+
+					"GOMEMLIMIT and a cgroup memory limit, the process's Go memory limit is 40 MiB plus twice the sum of these "+
 					"bounds and the sinks' buffers (README, Memory). "+
 					"Default `16777216` (16 MiB); at least `4194304` (4 MiB). "+
 					"Flink has no direct equivalent: Kafka's consumer bounds a fetch with `fetch.max.bytes` (default 50 MiB), "+
