@@ -261,6 +261,7 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 - `+"`kafka_source_committed_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the last offset committed to the group.
 - `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, `+"`topic`"+`): partition offsets committed or refused.
 - `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
+- `+"`kafka_source_unacked_bytes`"+` (gauge): what the records fetched and not yet acknowledged weigh against `+"`max_unacknowledged_bytes`"+` (payload plus 768 bytes each), over all partitions; fetching pauses while it is at the bound.
 - `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
 - `+"`kafka_source_offset_resets`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): fetch positions that fell out of range (for example deleted by
@@ -463,7 +464,8 @@ With a watermark:
 			service.NewIntField(fieldCheckpointLimit).
 				Description("Number of records per partition that may be fetched and not yet acknowledged; at this limit fetching "+
 					"that partition pauses until acknowledgements bring it below. Bounds memory: roughly "+
-					"partitions x limit x record size. Must be at least `batch_size`. Default `8192` (records): at 1024 a partition "+
+					"partitions x limit x record size, and `max_unacknowledged_bytes` bounds the sum over all partitions in bytes. "+
+					"Must be at least `batch_size`. Default `8192` (records): at 1024 a partition "+
 					"paused after every batch and throughput halved in `make bench`; lower it for large records. "+
 					"Behind an `event_window` buffer, which holds a window's records unacknowledged until the window fires, it must exceed "+
 					"the records one partition delivers within a window's span (size + allowed lateness + max_out_of_orderness), or the "+
