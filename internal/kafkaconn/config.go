@@ -109,7 +109,7 @@ func FromParsedTable(conf *service.ParsedConfig, tc TableConn) (Config, error) {
 // them the user wrote (a field equal to its default counts as not
 // written: a parsed config holds the defaults).
 type yamlConn struct {
-	brokers []string
+	brokers  []string
 	clientID string
 	tls      *tls.Config // the tls field, nil when not enabled
 	// rootCAs, rootCAsFile, clientCerts and skipVerify are the parts of

@@ -66,7 +66,9 @@ var (
 )
 
 func propNames(table string, typ, file, pem, key, password, keyPassword string) storeNames {
-	o := func(p string) string { return fmt.Sprintf("option '%s%s' of table %s", schema.PropertyPrefix, p, table) }
+	o := func(p string) string {
+		return fmt.Sprintf("option '%s%s' of table %s", schema.PropertyPrefix, p, table)
+	}
 	return storeNames{typ: o(typ), file: o(file), pem: o(pem), key: o(key), password: o(password), keyPassword: o(keyPassword)}
 }
 
