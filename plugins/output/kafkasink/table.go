@@ -148,8 +148,9 @@ func deriveProperties(t *schema.Table, s *tableSettings, set map[string]any, cf 
 		}
 		switch {
 		case guarantee == DeliveryExactlyOnce:
-			cf.Addf(FieldBatching, "option 'properties.%s' is not used with delivery guarantee %s (%s): each batch is one transaction, "+
-				"so set field %s (Flink's checkpoint interval) instead", name, guarantee, guaranteeFrom, FieldBatching)
+			cf.Addf(FieldBatching, "option 'properties.%s' is not used with delivery guarantee %s (%s): records from kafka_source "+
+				"flow into transactions committed every field %s (Flink's checkpoint interval), and each batch of another input is "+
+				"one transaction whose size field %s sets", name, guarantee, guaranteeFrom, FieldCommitInterval, FieldBatching)
 			continue
 		case s.flushRows > 0:
 			cf.Addf(FieldBatching, "options 'properties.%s' and '%s' both set the batching; set one", name, schema.OptSinkBufferFlushMaxRows)
