@@ -66,6 +66,9 @@ type origin struct {
 	table     string // the table whose properties set them, "" if none
 	tableTLS  bool   // the table's properties set the TLS settings
 	tableSASL bool   // the table's properties set the SASL credentials
+	// jaasRefused: the table's sasl.jaas.config was refused (and the
+	// refusal reported), so its user is not missing.
+	jaasRefused bool
 }
 
 // FromParsed reads the connection fields of a component's parsed config.
@@ -231,7 +234,7 @@ func (c Config) Validate() error {
 	switch c.SASL.Mechanism {
 	case "", MechanismNone:
 	case MechanismPlain, MechanismScramSHA256, MechanismScramSHA512:
-		if c.SASL.Username == "" {
+		if c.SASL.Username == "" && !c.origin.jaasRefused {
 			or := ""
 			if c.origin.table != "" {
 				or = fmt.Sprintf(" (or option '%s%s' of table %s)", schema.PropertyPrefix, schema.PropSASLJAASConfig, c.origin.table)

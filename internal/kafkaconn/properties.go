@@ -205,15 +205,22 @@ func (a *applier) sasl(c *Config, y yamlConn, protoSet bool, proto string) {
 	}
 	c.origin.tableSASL = true
 	j, err := ParseJAAS(v)
-	if err != nil {
-		a.fail(FieldSASL, schema.PropSASLJAASConfig, "%v", err)
-		return
+	if err == nil {
+		var creds SASL
+		if creds, err = j.Credentials(c.SASL.Mechanism); err == nil {
+			a.setCredentials(c, y, creds)
+			return
+		}
 	}
-	creds, err := j.Credentials(c.SASL.Mechanism)
-	if err != nil {
-		a.fail(FieldSASL, schema.PropSASLJAASConfig, "%v", err)
-		return
-	}
+	a.fail(FieldSASL, schema.PropSASLJAASConfig, "%v", err)
+	// The user is in the JAAS configuration: Validate must not also
+	// report it missing.
+	c.origin.jaasRefused = true
+}
+
+// setCredentials sets the credentials of a JAAS configuration, recording a
+// contradiction with a written sasl field.
+func (a *applier) setCredentials(c *Config, y yamlConn, creds SASL) {
 	if y.sasl.Username != "" && y.sasl.Username != creds.Username {
 		a.contradict(FieldSASL+"."+FieldSASLUsername, strconv.Quote(y.sasl.Username), schema.PropSASLJAASConfig)
 	}
@@ -313,15 +320,28 @@ func (a *applier) tls(c *Config, y yamlConn) {
 		errs = append(errs, key.validate(keyNames)...)
 	}
 	if len(errs) > 0 {
-		a.errs = append(a.errs, errs...)
+		a.errs = append(a.errs, inTLSField(errs...)...)
 		return
 	}
 	cfg, err := buildTLS(y.tls, trust, trustNames, key, keyNames, verify)
 	if err != nil {
-		a.errs = append(a.errs, err)
+		a.errs = append(a.errs, inTLSField(err)...)
 		return
 	}
 	c.TLS = cfg
+}
+
+// inTLSField prefixes with the tls field the errors that name only a
+// table's options, as every connection error names the field it sets.
+func inTLSField(errs ...error) []error {
+	out := make([]error, len(errs))
+	for i, err := range errs {
+		out[i] = err
+		if !strings.HasPrefix(err.Error(), "field ") {
+			out[i] = fmt.Errorf("field %s: %w", FieldTLS, err)
+		}
+	}
+	return out
 }
 
 // firstSet returns the first of names that is set in p.

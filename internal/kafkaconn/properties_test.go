@@ -103,10 +103,10 @@ func TestTableProperties(t *testing.T) {
 			wantErr: []string{"field tls_verify_hostname: false contradicts option 'properties.ssl.endpoint.identification.algorithm' = 'https'"}},
 		{name: "JKS trust store without its password (Kafka's default type)",
 			props:   map[string]string{schema.PropSecurityProtocol: "SSL", schema.PropTrustStoreLocation: ca},
-			wantErr: []string{"option 'properties.ssl.truststore.password' of table t: required with option 'properties.ssl.truststore.type' of table t JKS"}},
+			wantErr: []string{"field tls: option 'properties.ssl.truststore.password' of table t: required with option 'properties.ssl.truststore.type' of table t JKS"}},
 		{name: "trust store file that does not exist",
 			props:   map[string]string{schema.PropSecurityProtocol: "SSL", schema.PropTrustStoreType: "PEM", schema.PropTrustStoreLocation: "/nonexistent/ca.pem"},
-			wantErr: []string{"option 'properties.ssl.truststore.location' of table t: open /nonexistent/ca.pem: no such file or directory"}},
+			wantErr: []string{"field tls: option 'properties.ssl.truststore.location' of table t: open /nonexistent/ca.pem: no such file or directory"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,6 +126,9 @@ func TestTableProperties(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
 				}
+			}
+			if strings.Contains(err.Error(), "required for mechanism") && tc.props[schema.PropSASLJAASConfig] != "" {
+				t.Errorf("a refused JAAS configuration is also reported as a missing user:\n%v", err)
 			}
 			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "other-pass") {
 				t.Errorf("error shows a password:\n%v", err)
