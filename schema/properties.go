@@ -2,6 +2,8 @@ package schema
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,8 +146,8 @@ var clientProperties = map[string]clientProperty{
 		"kafka_sink `acks`; must be `all` with at-least-once and exactly-once (idempotence needs it)", false},
 	PropEnableIdempotence: {SideSink, boolean,
 		"kafka_sink `delivery_guarantee`: true is at-least-once or exactly-once, false is none; a contradiction is refused", false},
-	PropLingerMs:          {SideSink, nonNegativeInt, "kafka_sink `batching.period` (milliseconds; not with exactly-once, where a batch is a transaction)", false},
-	PropBatchSize:         {SideSink, positiveInt, "kafka_sink `batching.byte_size` (bytes of one write; not with exactly-once)", false},
+	PropLingerMs:          {SideSink, nonNegativeInt, "kafka_sink `batching.period` (milliseconds; refused with exactly-once, whose transactions commit every `commit_interval`)", false},
+	PropBatchSize:         {SideSink, positiveInt, "kafka_sink `batching.byte_size` (bytes of one write; refused with exactly-once)", false},
 	PropMaxRequestSize:    {SideSink, positiveInt, "kafka_sink `max_message_bytes`", false},
 	PropDeliveryTimeoutMs: {SideSink, positiveInt, "kafka_sink `timeout` (milliseconds)", false},
 }
@@ -215,7 +217,7 @@ func checkProperty(k, v string) (err error, ok bool) {
 		return fmt.Errorf("option '%s' is not supported by connectd: %s", k, reason), true
 	}
 	return fmt.Errorf("option '%s' is not a Kafka client property connectd knows, and connectd never ignores one "+
-		"(docs/flink-options.md lists the properties it applies)", k), true
+		"(docs/kafka-properties.md lists the properties it applies and those it refuses)", k), true
 }
 
 // DisplayOptionValue returns v for messages, or a mask when option k holds
@@ -296,4 +298,48 @@ func nonNegativeInt(v string) error {
 		return fmt.Errorf("want an integer >= 0")
 	}
 	return nil
+}
+
+// PropertiesMarkdown returns docs/kafka-properties.md: every Kafka client
+// property connectd applies, with the component and field it sets, and
+// every one it refuses, with the reason. The schema test keeps the file
+// equal to it (go test ./schema -run TestPropertiesDoc -update rewrites it).
+func PropertiesMarkdown() string {
+	var b strings.Builder
+	b.WriteString(`# Kafka client properties of a Flink table
+
+<!-- Generated from schema/properties.go by ` + "`go test ./schema -run TestPropertiesDoc -update`" + `; do not edit. -->
+
+A Flink Kafka table hands its ` + "`properties.*`" + ` options to the Kafka clients. connectd
+applies each property below to franz-go with the meaning the Java client gives it, through
+the kafka_source or kafka_sink field that has the same meaning, so the same setting can be
+written either way. A property that contradicts a written YAML field is an error naming
+both; one the security protocol leaves unused (an ` + "`ssl.*`" + ` option without ` + "`SSL`" + ` or
+` + "`SASL_SSL`" + `, a ` + "`sasl.*`" + ` option without ` + "`SASL_PLAINTEXT`" + ` or ` + "`SASL_SSL`" + `) is an error, where the
+Java client would ignore it. A property of the other component (a producer property on a
+table that kafka_source reads) is accepted and unused, as the Java clients accept it. Any
+other property is refused by name: connectd never ignores one. Secrets (passwords, the JAAS
+configuration, private keys) never appear in messages or logs.
+
+## Applied
+
+| property | component | connectd |
+|---|---|---|
+`)
+	for _, name := range slices.Sorted(maps.Keys(clientProperties)) {
+		p := clientProperties[name]
+		fmt.Fprintf(&b, "| `%s%s` | %s | %s |\n", PropertyPrefix, name, p.side, p.maps)
+	}
+	b.WriteString(`
+## Refused
+
+A name ending in ` + "`.`" + ` stands for every property under it.
+
+| property | why |
+|---|---|
+`)
+	for _, name := range slices.Sorted(maps.Keys(refusedProperties)) {
+		fmt.Fprintf(&b, "| `%s%s` | %s |\n", PropertyPrefix, name, strings.ReplaceAll(refusedProperties[name], "|", "\\|"))
+	}
+	return b.String()
 }
