@@ -87,6 +87,7 @@ const (
 	PropBatchSize            = "batch.size"
 	PropMaxRequestSize       = "max.request.size"
 	PropDeliveryTimeoutMs    = "delivery.timeout.ms"
+	PropAllowAutoCreate      = "allow.auto.create.topics"
 )
 
 // clientProperty is a Kafka client property connectd applies.
@@ -150,6 +151,8 @@ var clientProperties = map[string]clientProperty{
 	PropBatchSize:         {SideSink, positiveInt, "kafka_sink `batching.byte_size` (bytes of one write; refused with exactly-once)", false},
 	PropMaxRequestSize:    {SideSink, positiveInt, "kafka_sink `max_message_bytes`", false},
 	PropDeliveryTimeoutMs: {SideSink, positiveInt, "kafka_sink `timeout` (milliseconds)", false},
+	PropAllowAutoCreate: {SideSink, boolean, "kafka_sink `allow_auto_topic_creation` (the Java client reads it only in the consumer, " +
+		"where kafka_source never creates topics)", false},
 }
 
 // refusedProperties are Kafka client properties connectd refuses, with the

@@ -41,12 +41,13 @@ func TestTableProducerProperties(t *testing.T) {
 		"'properties.delivery.timeout.ms' = '30000'",
 		"'properties.acks' = '-1'",
 		"'properties.enable.idempotence' = 'true'",
+		"'properties.allow.auto.create.topics' = 'false'",
 	))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.TransactionTimeout != 2*time.Minute || c.Compression != CompressionZstd || c.MaxMessageBytes != 2<<20 ||
-		c.Timeout != 30*time.Second || c.Acks != AcksAll {
+		c.Timeout != 30*time.Second || c.Acks != AcksAll || c.AllowAutoTopicCreation {
 		t.Fatalf("derived config: %+v", c)
 	}
 	cl := producerClient(t, c)
@@ -115,6 +116,8 @@ func TestTableProducerPropertyErrors(t *testing.T) {
 			[]string{"option 'properties.linger.ms' is not used with delivery guarantee exactly_once", "field commit_interval"}},
 		{"linger contradicts batching", sinkPropsDDL("'properties.linger.ms' = '5'") + "batching: { period: 1s }\n",
 			[]string{"field batching:", "contradicts option 'properties.linger.ms' = '5' of table t"}},
+		{"auto creation contradicts", sinkPropsDDL("'properties.allow.auto.create.topics' = 'true'") + "allow_auto_topic_creation: false\n",
+			[]string{"field allow_auto_topic_creation: false contradicts option 'properties.allow.auto.create.topics' = 'true' of table t"}},
 		{"partitioner class", sinkPropsDDL("'properties.partitioner.class' = 'com.example.P'"),
 			[]string{"option 'properties.partitioner.class' is not supported by connectd: a Java class, which connectd cannot load; use option 'sink.partitioner'"}},
 		{"serializer", sinkPropsDDL("'properties.value.serializer' = 'org.apache.kafka.common.serialization.StringSerializer'"),

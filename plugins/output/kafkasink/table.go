@@ -62,6 +62,7 @@ var tableProperties = map[string]struct {
 	schema.PropAcks:                 {FieldAcks, func(v string) (any, error) { return string(parseAcks(v)), nil }},
 	schema.PropMaxRequestSize:       {FieldMaxMessageBytes, func(v string) (any, error) { return strconv.Atoi(strings.TrimSpace(v)) }},
 	schema.PropDeliveryTimeoutMs:    {FieldTimeout, millisOf},
+	schema.PropAllowAutoCreate:      {FieldAutoCreateTopics, func(v string) (any, error) { return strconv.ParseBool(strings.TrimSpace(strings.ToLower(v))) }},
 }
 
 // tablePropertiesElsewhere are the producer properties deriveTable applies
@@ -258,12 +259,13 @@ var tableFieldDefaults = map[string]string{
 	FieldCompression:           string(CompressionNone),
 	FieldMaxMessageBytes:       strconv.Itoa(defaultMaxMessageBytes),
 	FieldTimeout:               defaultTimeout,
+	FieldAutoCreateTopics:      "true",
 }
 
 // tableDerivable are the fields a table can set.
 var tableDerivable = []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliveryGuarantee, FieldTransactionalIDPrefix,
 	FieldPartitioner, FieldKey, FieldTimestampMs, FieldMetadata,
-	FieldTransactionTimeout, FieldCompression, FieldAcks, FieldMaxMessageBytes, FieldTimeout}
+	FieldTransactionTimeout, FieldCompression, FieldAcks, FieldMaxMessageBytes, FieldTimeout, FieldAutoCreateTopics}
 
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
@@ -348,6 +350,8 @@ func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
 			c.MaxMessageBytes = v.(int)
 		case FieldTimeout:
 			c.Timeout = v.(time.Duration)
+		case FieldAutoCreateTopics:
+			c.AllowAutoTopicCreation = v.(bool)
 		default:
 			return fmt.Errorf("field %s: table property for field %s is not applied (a connectd bug)", table.FieldTable, field)
 		}
