@@ -274,7 +274,7 @@ func enumFold(values ...string) check {
 
 func saslMechanism(v string) error {
 	if strings.EqualFold(strings.TrimSpace(v), "GSSAPI") {
-		return fmt.Errorf("Kerberos (GSSAPI) is not supported by connectd (want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)")
+		return fmt.Errorf("GSSAPI (Kerberos) is not supported by connectd (want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)")
 	}
 	return enumFold("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")(v)
 }

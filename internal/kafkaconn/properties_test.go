@@ -1,6 +1,7 @@
 package kafkaconn
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,16 @@ func TestTableProperties(t *testing.T) {
 				t.Errorf("error shows a password:\n%v", err)
 			}
 		})
+	}
+}
+
+// Every connection property schema accepts is applied here (or, for the
+// brokers and the group, by the components): none is accepted and ignored.
+func TestEveryConnectionPropertyApplied(t *testing.T) {
+	t.Parallel()
+	for _, name := range schema.ClientPropertyNames(schema.SideBoth) {
+		if !slices.Contains(Properties, name) {
+			t.Errorf("connection property %s is accepted by schema but not applied by kafkaconn", name)
+		}
 	}
 }

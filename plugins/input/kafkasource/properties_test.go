@@ -8,6 +8,8 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/schema"
 )
 
 // propsDDL is a kafka table with extra WITH options.
@@ -127,5 +129,16 @@ func TestTableConsumerPropertyErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every consumer property schema accepts is applied by the source: none is
+// accepted and ignored.
+func TestEveryConsumerPropertyApplied(t *testing.T) {
+	t.Parallel()
+	for _, name := range schema.ClientPropertyNames(schema.SideSource) {
+		if _, ok := tableProperties[name]; !ok {
+			t.Errorf("consumer property %s is accepted by schema but not applied by kafka_source", name)
+		}
 	}
 }

@@ -2,12 +2,15 @@ package kafkasink
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/schema"
 )
 
 // sinkPropsDDL is a kafka table with extra WITH options, as the ddl field.
@@ -141,5 +144,16 @@ func TestTableProducerPropertyErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every producer property schema accepts is applied by the sink: none is
+// accepted and ignored.
+func TestEveryProducerPropertyApplied(t *testing.T) {
+	t.Parallel()
+	for _, name := range schema.ClientPropertyNames(schema.SideSink) {
+		if _, ok := tableProperties[name]; !ok && !slices.Contains(tablePropertiesElsewhere, name) {
+			t.Errorf("producer property %s is accepted by schema but not applied by kafka_sink", name)
+		}
 	}
 }
