@@ -161,17 +161,23 @@ func TestTableSecurityProperties(t *testing.T) {
 func TestTableSecurityRefused(t *testing.T) {
 	t.Parallel()
 	brokers := kafkatest.Broker(t)
-	_, user, password := kafkatest.SASL(t)
+	saslAddr, user, password := kafkatest.SASL(t)
 	l := kafkatest.TLS(t)
 	otherCA := writeFile(t, "other-ca.pem", string(otherCAPEM(t)))
 	wrong := "not-" + password
 	cases := []struct {
-		name    string
-		props   []string
-		wants   []string
-		secrets []string
+		name, brokers string
+		props         []string
+		wants         []string
+		secrets       []string
 	}{
-		{"wrong password", []string{
+		{"wrong password on SASL_PLAINTEXT", saslAddr, []string{
+			"'properties.security.protocol' = 'SASL_PLAINTEXT'",
+			"'properties.sasl.mechanism' = 'SCRAM-SHA-256'",
+			fmt.Sprintf("'properties.sasl.jaas.config' = '%s'", jaasConfig("scram", user, wrong)),
+		}, []string{"connectd: the run stopped:", "SASL_AUTHENTICATION_FAILED", "mechanism SCRAM-SHA-256", fmt.Sprintf("user %q", user),
+			"option 'properties.sasl.jaas.config'"}, []string{wrong}},
+		{"wrong password on SASL_SSL", l.SASLSSL, []string{
 			"'properties.security.protocol' = 'SASL_SSL'",
 			"'properties.sasl.mechanism' = 'SCRAM-SHA-512'",
 			fmt.Sprintf("'properties.sasl.jaas.config' = '%s'", jaasConfig("scram", user, wrong)),
@@ -179,7 +185,7 @@ func TestTableSecurityRefused(t *testing.T) {
 			fmt.Sprintf("'properties.ssl.truststore.location' = '%s'", l.CA),
 		}, []string{"connectd: the run stopped:", "SASL_AUTHENTICATION_FAILED", "mechanism SCRAM-SHA-512", fmt.Sprintf("user %q", user),
 			"option 'properties.sasl.jaas.config'"}, []string{wrong}},
-		{"wrong CA", []string{
+		{"wrong CA", l.SASLSSL, []string{
 			"'properties.security.protocol' = 'SASL_SSL'",
 			"'properties.sasl.mechanism' = 'SCRAM-SHA-512'",
 			fmt.Sprintf("'properties.sasl.jaas.config' = '%s'", jaasConfig("scram", user, password)),
@@ -193,7 +199,7 @@ func TestTableSecurityRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			topic := kafkatest.NewTopic(t, brokers, "e2e-table-refused", 1)
-			ddl := yamlBlock(securedDDL(topic, l.SASLSSL, tc.props...), "      ")
+			ddl := yamlBlock(securedDDL(topic, tc.brokers, tc.props...), "      ")
 			for _, side := range []struct {
 				name, config string
 				limit        time.Duration
