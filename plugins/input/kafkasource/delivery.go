@@ -71,12 +71,17 @@ func (r *reader) fetched(fetches kgo.Fetches) (b *fetchedBatch, ok bool) {
 // records to deliver, nil if none.
 func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 	t := o.tracker
+	// Sized once for the poll: most of its records are kept.
+	n := fetches.NumRecords()
 	var (
-		keep    []*kgo.Record
-		lags    []int64
+		keep    = make([]*kgo.Record, 0, n)
+		lags    = make([]int64, 0, n)
 		pause   []topicPartition
 		wmParts []*watermark.Partition
 	)
+	if o.wm != nil {
+		wmParts = make([]*watermark.Partition, 0, n)
+	}
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if len(fp.Records) == 0 {
 			return
