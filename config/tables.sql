@@ -3,6 +3,8 @@
 -- `table: user_events`.
 
 -- The seed table of issue 5: JSON user events with an event-time watermark.
+-- This and device_metrics are the statements of schema/testdata/seed.sql,
+-- renamed (TestExampleCatalogHoldsTheSeed in schema keeps them the same).
 CREATE TABLE user_events (
     user_id STRING,
     event_time TIMESTAMP(3),

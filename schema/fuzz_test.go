@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/connectd/connectd/schema"
@@ -8,9 +9,15 @@ import (
 
 // FuzzParseDDL: the parser never panics or hangs, every table it accepts
 // renders as canonical DDL that parses back to itself (renderDDL), and every
-// type prints as Flink SQL that parses back to the same type. Seeds are in
+// type prints as Flink SQL that parses back to the same type. Seeds are the
+// seed's statements (testdata/seed.sql), those below and those in
 // testdata/fuzz/FuzzParseDDL; run with `go test -fuzz FuzzParseDDL ./schema`.
 func FuzzParseDDL(f *testing.F) {
+	seed, err := os.ReadFile("testdata/seed.sql")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(seed))
 	f.Add("CREATE TABLE t (a INT) WITH ('k' = 'v')")
 	f.Add("CREATE TEMPORARY TABLE IF NOT EXISTS c.`d b`.t (`a``b` ROW<x DECIMAL(5, 2) NOT NULL, y ARRAY<MAP<STRING, BYTES>>> COMMENT 'it''s', " +
 		"m TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL, c AS CONCAT(a, ',') COMMENT 'c', CONSTRAINT k PRIMARY KEY (`a``b`) NOT ENFORCED, " +

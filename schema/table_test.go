@@ -165,6 +165,44 @@ func TestUpsertKafkaValid(t *testing.T) {
 	}
 }
 
+// The seed's two CREATE TABLE statements (issue 5's article) live once, in
+// testdata/seed.sql: this package's tests read it, and tests elsewhere read
+// it by its path from the module root. config/tables.sql, the example
+// catalog of the config/table_*.yaml pipelines, holds the same statements
+// under the names those pipelines use (and ends them with semicolons):
+// user_events is the seed's kafka_source, device_metrics its kafka_sink.
+func TestExampleCatalogHoldsTheSeed(t *testing.T) {
+	t.Parallel()
+	byName := func(path string) map[string]*schema.Table {
+		t.Helper()
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*schema.Table{}
+		for _, tb := range parseOK(t, string(src)) {
+			out[tb.Name] = tb
+		}
+		return out
+	}
+	seed, example := byName("testdata/seed.sql"), byName("../config/tables.sql")
+	if len(seed) != 2 {
+		t.Fatalf("testdata/seed.sql holds %d tables, want the seed's two", len(seed))
+	}
+	for exampleName, seedName := range map[string]string{"user_events": "kafka_source", "device_metrics": "kafka_sink"} {
+		ex, ok := example[exampleName]
+		if !ok {
+			t.Errorf("config/tables.sql has no table %s (the seed's %s)", exampleName, seedName)
+			continue
+		}
+		renamed := *ex
+		renamed.Name = seedName
+		if got, want := renderDDL(&renamed), renderDDL(seed[seedName]); got != want {
+			t.Errorf("config/tables.sql's %s is not the seed's %s:\n%s\nwant (testdata/seed.sql):\n%s", exampleName, seedName, got, want)
+		}
+	}
+}
+
 func TestCatalog(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

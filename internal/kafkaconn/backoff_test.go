@@ -1,8 +1,11 @@
 package kafkaconn
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 func TestBackoffDoublesCapsAndResets(t *testing.T) {
@@ -20,13 +23,12 @@ func TestBackoffDoublesCapsAndResets(t *testing.T) {
 	if r := b.Remaining(); r <= 0 || r > 35*time.Millisecond {
 		t.Fatalf("Remaining after a 35ms delay = %v", r)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for b.Remaining() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Remaining still %v after 5s", b.Remaining())
+	eventually.NoError(t, 5*time.Second, "the delay to pass", func() error {
+		if r := b.Remaining(); r > 0 {
+			return fmt.Errorf("Remaining %v", r)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	b.Fail()
 	b.Reset()
 	if b.Failures() != 0 || b.Remaining() != 0 {

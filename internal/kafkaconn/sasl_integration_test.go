@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -112,41 +113,30 @@ func TestSASLRotatedCredentialsAreTransient(t *testing.T) {
 		RequestTimeout: 10 * time.Second, SASL: SASL{Mechanism: MechanismScramSHA256, Username: user, Password: "first-secret"}})
 	// SCRAM credentials reach the SASL listener through the metadata log:
 	// poll until the new user can log in.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, "the new user to log in", func() error {
 		cl, err := conn.Connect(ctx)
 		if err == nil {
 			cl.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new user cannot log in: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 
 	setPassword("second-secret")
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		cl, err := conn.Connect(ctx)
-		if err == nil {
+	eventually.True(t, 30*time.Second, "the old password to be refused", func() bool {
+		var cl *kgo.Client
+		if cl, err = conn.Connect(ctx); err == nil {
 			cl.Close()
-			if time.Now().After(deadline) {
-				t.Fatal("the old password is still accepted after 30s")
-			}
-			time.Sleep(100 * time.Millisecond)
-			continue
 		}
-		if c := Classify(err); c != Credentials {
-			t.Fatalf("rotated credentials: class %v, want credentials (transient with back-off): %v", c, err)
-		}
-		if wait := backOffOf(t, err); wait < authBackoffMin {
-			t.Fatalf("rotated credentials: back-off %v, want at least %v", wait, authBackoffMin)
-		}
-		if strings.Contains(err.Error(), "never accepted") {
-			t.Errorf("rotated credentials reported as never accepted: %v", err)
-		}
-		t.Logf("rotated credentials: %v", err)
-		return
+		return err != nil
+	})
+	if c := Classify(err); c != Credentials {
+		t.Fatalf("rotated credentials: class %v, want credentials (transient with back-off): %v", c, err)
 	}
+	if wait := backOffOf(t, err); wait < authBackoffMin {
+		t.Fatalf("rotated credentials: back-off %v, want at least %v", wait, authBackoffMin)
+	}
+	if strings.Contains(err.Error(), "never accepted") {
+		t.Errorf("rotated credentials reported as never accepted: %v", err)
+	}
+	t.Logf("rotated credentials: %v", err)
 }

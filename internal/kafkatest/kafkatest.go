@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 // Environment variables printed by `scripts/kafka.sh env`.
@@ -126,19 +129,9 @@ func NewTopic(t testing.TB, brokers string, prefix string, partitions int) strin
 	}
 	t.Cleanup(func() { deleteTopic(t, brokers, name) })
 
-	var last string
-	for {
-		ready, why := topicReady(ctx, adm, name, partitions)
-		if ready {
-			return name
-		}
-		last = why
-		select {
-		case <-ctx.Done():
-			t.Fatalf("kafkatest.NewTopic: topic %q not ready after %s: %s", name, topicReadyTimeout, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	eventually.NoError(t, topicReadyTimeout, fmt.Sprintf("a leader for each of the %d partitions of topic %q (kafkatest.NewTopic)", partitions, name),
+		func() error { return topicReady(adm, name, partitions) })
+	return name
 }
 
 func newAdmin(t testing.TB, brokers string) (*kadm.Client, func()) {
@@ -154,31 +147,34 @@ func newAdmin(t testing.TB, brokers string) (*kadm.Client, func()) {
 	return kadm.NewClient(cl), cl.Close
 }
 
-// topicReady reports whether every partition of topic has a leader.
-func topicReady(ctx context.Context, adm *kadm.Client, topic string, partitions int) (bool, string) {
+// topicReady returns nil once every partition of topic has a leader, and
+// else what is missing.
+func topicReady(adm *kadm.Client, topic string, partitions int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	md, err := adm.Metadata(ctx, topic)
 	if err != nil {
-		return false, err.Error()
+		return err
 	}
 	td, ok := md.Topics[topic]
 	if !ok {
-		return false, "topic missing from metadata"
+		return errors.New("topic missing from metadata")
 	}
 	if td.Err != nil {
-		return false, td.Err.Error()
+		return td.Err
 	}
 	if len(td.Partitions) != partitions {
-		return false, fmt.Sprintf("%d of %d partitions in metadata", len(td.Partitions), partitions)
+		return fmt.Errorf("%d of %d partitions in metadata", len(td.Partitions), partitions)
 	}
 	for _, p := range td.Partitions {
 		if p.Err != nil {
-			return false, fmt.Sprintf("partition %d: %v", p.Partition, p.Err)
+			return fmt.Errorf("partition %d: %w", p.Partition, p.Err)
 		}
 		if p.Leader < 0 {
-			return false, fmt.Sprintf("partition %d has no leader", p.Partition)
+			return fmt.Errorf("partition %d has no leader", p.Partition)
 		}
 	}
-	return true, ""
+	return nil
 }
 
 func deleteTopic(t testing.TB, brokers, topic string) {

@@ -1,4 +1,7 @@
--- The two table definitions of issue 5's seed article.
+-- The two table definitions of issue 5's seed article: the fixture every
+-- test that needs them reads (from another package by its path from the
+-- module root, schema/testdata/seed.sql). config/tables.sql holds the same
+-- statements as user_events and device_metrics.
 CREATE TABLE kafka_source (
     user_id STRING,
     event_time TIMESTAMP(3),

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -210,27 +211,23 @@ rate_limit_resources:
 		}
 	}()
 
-	// waitDistinct polls the output until it holds want distinct values;
+	// waitDistinct waits until the output holds want distinct values;
 	// connectd exiting or the deadline passing fails the test.
 	waitDistinct := func(stage string, want int, within time.Duration) {
 		t.Helper()
-		deadline := time.Now().Add(within)
-		for {
+		eventually.NoError(t, within, fmt.Sprintf("%d distinct output records %s", want, stage), func() error {
 			distinct, total := tally.counts()
 			if distinct >= want {
-				return
+				return nil
 			}
 			select {
 			case <-exited:
 				t.Fatalf("%s: connectd exited (%v) with %d distinct / %d total output records; log:\n%s",
 					stage, waitErr, distinct, total, logs.String())
-			case <-time.After(20 * time.Millisecond):
+			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: output reached %d distinct / %d total records, want %d within %s; connectd log:\n%s",
-					stage, distinct, total, want, within, logs.String())
-			}
-		}
+			return stateWithLogs(fmt.Sprintf("output at %d distinct / %d total records", distinct, total), logs)
+		})
 	}
 
 	waitDistinct("before the broker restart", restartAt, time.Minute)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -22,4 +24,23 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// withLogs is the state a wait saw last (an error for eventually.NoError),
+// printed with the logs of the processes it waited on. The logs are read
+// only when the wait fails and prints it.
+type withLogs struct {
+	state string
+	logs  []*lockedBuffer
+}
+
+func stateWithLogs(state string, logs ...*lockedBuffer) error { return withLogs{state, logs} }
+
+func (e withLogs) Error() string {
+	var b strings.Builder
+	b.WriteString(e.state)
+	for i, l := range e.logs {
+		fmt.Fprintf(&b, "\n--- process %d:\n%s", i, l.String())
+	}
+	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -104,9 +105,8 @@ func readAllCommitted(t *testing.T, brokers, topic string) [][]byte {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	deadline := time.Now().Add(time.Minute)
 	var out [][]byte
-	for time.Now().Before(deadline) {
+	eventually.NoError(t, time.Minute, fmt.Sprintf("a read_committed reader of %s to read everything", topic), func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		fs := cl.PollFetches(ctx)
 		cancel()
@@ -121,11 +121,11 @@ func readAllCommitted(t *testing.T, brokers, topic string) [][]byte {
 			n++
 		})
 		if n == 0 && len(out) > 0 {
-			return out
+			return nil
 		}
-	}
-	t.Fatalf("read_committed: still reading %s after a minute (%d records)", topic, len(out))
-	return nil
+		return fmt.Errorf("%d records read, %d in the last 3s", len(out), n)
+	})
+	return out
 }
 
 // kcatAll reads topic with kcat (librdkafka) as a read_committed consumer,
@@ -202,21 +202,21 @@ func (p *eosProcess) stop() {
 // waitTotal waits until the read_committed tally holds at least n records.
 func waitTotal(t *testing.T, tally *outputTally, n int, timeout time.Duration, ps ...*eosProcess) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if distinct, _ := tally.counts(); distinct >= n {
-			return
+	eventually.NoError(t, timeout, fmt.Sprintf("%d distinct output records", n), func() error {
+		if distinct, total := tally.counts(); distinct < n {
+			return stateWithLogs(fmt.Sprintf("output at %d distinct (%d total) records", distinct, total), logsOf(ps...)...)
 		}
-		if time.Now().After(deadline) {
-			distinct, total := tally.counts()
-			var logs strings.Builder
-			for i, p := range ps {
-				fmt.Fprintf(&logs, "--- process %d:\n%s\n", i, p.logs.String())
-			}
-			t.Fatalf("output reached %d distinct (%d total) records, want %d within %v\n%s", distinct, total, n, timeout, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+}
+
+// logsOf returns the logs of ps.
+func logsOf(ps ...*eosProcess) []*lockedBuffer {
+	logs := make([]*lockedBuffer, len(ps))
+	for i, p := range ps {
+		logs[i] = p.logs
 	}
+	return logs
 }
 
 // verifyEOS reads the output with franz-go and kcat, both read_committed,
@@ -326,13 +326,12 @@ func testEOSCopyGroupTakeover(t *testing.T, protocol string) {
 	a := startEOSCopy(t, append(env, "CONNECTD_EOS_INSTANCE=0")...)
 	b := startEOSCopy(t, append(env, "CONNECTD_EOS_INSTANCE=1")...)
 	// Both must own partitions before one dies.
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(a.logs.String(), "was assigned") || !strings.Contains(b.logs.String(), "was assigned") {
-		if time.Now().After(deadline) {
-			t.Fatalf("both processes did not get partitions:\n--- a:\n%s\n--- b:\n%s", a.logs.String(), b.logs.String())
+	eventually.NoError(t, time.Minute, "both processes to get partitions", func() error {
+		if !strings.Contains(a.logs.String(), "was assigned") || !strings.Contains(b.logs.String(), "was assigned") {
+			return stateWithLogs("not both assigned", a.logs, b.logs)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	// The input is written only now, so that both processes share it and
 	// the kill lands mid-run: with KIP-848 the second member's assignment
 	// takes seconds, time enough for the first to copy everything.

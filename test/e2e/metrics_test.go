@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 // TestPrometheusMetricsServed runs the binary with no metrics section: the
@@ -37,22 +39,30 @@ output:
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 
 	received := regexp.MustCompile(`(?m)^input_received\{label="",path="root\.input"\} ([1-9][0-9]*)$`)
-	deadline := time.Now().Add(30 * time.Second)
-	var body string
-	for time.Now().Before(deadline) {
+	eventually.NoError(t, 30*time.Second, "an input_received counter at /metrics", func() error {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			body = string(b)
-			if resp.StatusCode == http.StatusOK && received.MatchString(body) {
-				if ct := resp.Header.Get("Content-Type"); !regexp.MustCompile(`^text/plain`).MatchString(ct) {
-					t.Errorf("Content-Type %q, want the Prometheus text format", ct)
-				}
-				return
-			}
+		if err != nil {
+			return stateWithLogs(err.Error(), logs)
 		}
-		time.Sleep(100 * time.Millisecond)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !received.MatchString(string(b)) {
+			return stateWithLogs(fmt.Sprintf("%s, body:\n%s", resp.Status, b), logs)
+		}
+		if ct := resp.Header.Get("Content-Type"); !regexp.MustCompile(`^text/plain`).MatchString(ct) {
+			t.Errorf("Content-Type %q, want the Prometheus text format", ct)
+		}
+		return nil
+	})
+}
+
+// scrape returns the Prometheus text format served at port's /metrics.
+func scrape(port int) (string, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return "", err
 	}
-	t.Fatalf("no input_received counter at /metrics within 30s; last body:\n%s\nlogs:\n%s", body, logs.String())
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -248,13 +249,12 @@ func produceResume(t *testing.T, brokers, topic, prefix string, n int, ts time.T
 // waitLog waits until the process has logged want.
 func waitLog(t *testing.T, p *eosProcess, want string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(p.logs.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the process did not log %q within a minute:\n%s", want, p.logs.String())
+	eventually.NoError(t, time.Minute, fmt.Sprintf("the process to log %q", want), func() error {
+		if !strings.Contains(p.logs.String(), want) {
+			return stateWithLogs("not logged", p.logs)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // newAdmin returns an admin client of brokers, closed at cleanup.
@@ -291,17 +291,12 @@ func committedOffsets(t *testing.T, adm *kadm.Client, group, topic string) map[i
 func waitAllCommitted(t *testing.T, brokers, group, topic string, p *eosProcess) {
 	t.Helper()
 	adm := newAdmin(t, brokers)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got := committedOffsets(t, adm, group, topic)
-		if len(got) == resumePartitions {
-			return
+	eventually.NoError(t, time.Minute, fmt.Sprintf("group %q to commit every partition of %s", group, topic), func() error {
+		if got := committedOffsets(t, adm, group, topic); len(got) != resumePartitions {
+			return stateWithLogs(fmt.Sprintf("committed %v", got), p.logs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %q committed %v, want every partition of %s:\n%s", group, got, topic, p.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // behindEnd reports whether a committed offset of group is below the end

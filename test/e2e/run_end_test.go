@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -155,7 +156,7 @@ output:
 `, addr))
 	p := startConnectd(t, config)
 	attempts := func() int { return strings.Count(p.logs.String(), "Failed to connect to kafka_sink") }
-	waitFor(t, 30*time.Second, "two failed connection attempts", func() bool { return attempts() >= 2 })
+	eventually.True(t, 30*time.Second, "two failed connection attempts", func() bool { return attempts() >= 2 })
 
 	// The broker comes up on the address the sink retries.
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.SeedTopics(1, "events"))
@@ -183,7 +184,9 @@ output:
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit code %d after SIGTERM, want 0:\n%s", code, logs)
 	}
-	if strings.Contains(logs, "the run stopped") || strings.Contains(logs, "the run stops") {
+	// The two lines a run ended on an error prints: the component's, and the
+	// binary's as it exits (not the shutdown's "then the run stops").
+	if strings.Contains(logs, "connectd: the run stopped:") || strings.Contains(logs, "does not clear by retrying") {
 		t.Errorf("a transient outage ended the run:\n%s", logs)
 	}
 	t.Logf("%d failed connection attempts logged before the broker came up; records %v", attempts(), got)

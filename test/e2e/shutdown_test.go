@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -126,23 +125,18 @@ func committedValues(t *testing.T, brokers, topic string) []string {
 func waitMetric(t *testing.T, port int, pattern string, want int, p *eosProcess) {
 	t.Helper()
 	re := regexp.MustCompile(`(?m)^` + pattern + ` ([0-9.e+]+)$`)
-	deadline := time.Now().Add(60 * time.Second)
-	var body string
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			body = string(b)
-			if m := re.FindStringSubmatch(body); m != nil {
-				if v, err := strconv.ParseFloat(m[1], 64); err == nil && v >= float64(want) {
-					return
-				}
+	eventually.NoError(t, 60*time.Second, fmt.Sprintf("metric %s to reach %d", pattern, want), func() error {
+		body, err := scrape(port)
+		if err != nil {
+			return stateWithLogs(err.Error(), p.logs)
+		}
+		if m := re.FindStringSubmatch(body); m != nil {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil && v >= float64(want) {
+				return nil
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("metric %s did not reach %d within 60s; last body:\n%s\nlogs:\n%s", pattern, want, body, p.logs.String())
+		return stateWithLogs("body:\n"+body, p.logs)
+	})
 }
 
 // groupOffset returns the committed offset of partition 0 of topic for
@@ -239,7 +233,7 @@ output:
     topic: nowhere
 `, brokers, in, freePort(t)))
 	p := startConnectd(t, config)
-	waitFor(t, 30*time.Second, "a failed connection attempt", func() bool {
+	eventually.True(t, 30*time.Second, "a failed connection attempt", func() bool {
 		return strings.Contains(p.logs.String(), "Failed to connect to kafka_sink")
 	})
 	took, code := sigterm(t, p, idleStopLimit)

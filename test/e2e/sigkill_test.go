@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -71,25 +72,29 @@ output:
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		})
 		return cmd, logs
+	}
+	// waitDistinct waits until the output holds want distinct records.
+	waitDistinct := func(run string, want int, within time.Duration, logs *lockedBuffer) {
+		t.Helper()
+		eventually.NoError(t, within, fmt.Sprintf("%s: %d distinct output records", run, want), func() error {
+			if distinct, _ := tally.counts(); distinct < want {
+				return stateWithLogs(fmt.Sprintf("output at %d distinct records", distinct), logs)
+			}
+			return nil
+		})
 	}
 
 	for k := 1; k <= killCount; k++ {
 		target := k * killRecords / (killCount + 1)
 		cmd, logs := start()
-		deadline := time.Now().Add(3 * time.Minute)
-		for {
-			distinct, _ := tally.counts()
-			if distinct >= target {
-				break
-			}
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatalf("run %d: output reached %d distinct records, want %d within 3m; connectd log:\n%s", k, distinct, target, logs.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitDistinct(fmt.Sprintf("run %d", k), target, 3*time.Minute, logs)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -99,18 +104,7 @@ output:
 	}
 
 	cmd, logs := start()
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		distinct, _ := tally.counts()
-		if distinct == killRecords {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("final run: %d of %d records reached the output in 5m; connectd log:\n%s", distinct, killRecords, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDistinct("final run", killRecords, 5*time.Minute, logs)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 
 	tally.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -45,7 +46,7 @@ func TestSinkFencingIsLoud(t *testing.T) {
 	}
 
 	_, firstOut := start()
-	waitFor(t, 60*time.Second, "the first process to commit", func() bool { return committed(t, broker, base+"-even") > 0 })
+	eventually.True(t, 60*time.Second, "the first process to commit", func() bool { return committed(t, broker, base+"-even") > 0 })
 	_, secondOut := start()
 
 	fenced := func(out *lockedBuffer) int {
@@ -59,25 +60,13 @@ func TestSinkFencingIsLoud(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, 60*time.Second, "both processes to report a fencing", func() bool {
+	eventually.True(t, 60*time.Second, "both processes to report a fencing", func() bool {
 		return fenced(firstOut) > 0 && fenced(secondOut) > 0
 	})
 	a, b := fenced(firstOut), fenced(secondOut)
 	t.Logf("lost producers logged: first %d, second %d", a, b)
 	if a > 8 || b > 8 {
 		t.Errorf("lost producers logged: first %d, second %d; the back-off should keep them few", a, b)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		<-time.After(100 * time.Millisecond) // poll interval
 	}
 }
 

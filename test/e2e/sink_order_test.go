@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -302,17 +303,18 @@ func TestSinkOrderAcrossBrokerRestart(t *testing.T) {
 		return n
 	}
 	restartAt := int64(orderRecords * 3 / 10)
-	deadline := time.Now().Add(3 * time.Minute)
-	for n := written(); n < restartAt; n = written() {
+	eventually.NoError(t, 3*time.Minute, fmt.Sprintf("%d records written before the restart", restartAt), func() error {
+		n := written()
+		if n >= restartAt {
+			return nil
+		}
 		select {
 		case <-exited:
 			t.Fatalf("connectd exited (%v) with %d records written, before the restart; log:\n%s", waitErr, n, logs.String())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d records written within 3m; log:\n%s", n, logs.String())
-		}
-	}
+		return stateWithLogs(fmt.Sprintf("%d records written", n), logs)
+	})
 	t.Logf("restarting the broker at %d written records", written())
 	t0 := time.Now()
 	if err := broker.restart(); err != nil {

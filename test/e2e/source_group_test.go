@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -81,12 +82,12 @@ output:
 	}
 	defer adm.Close()
 	// Both processes are members and hold partitions.
-	for !bothHoldPartitions(ctx, adm, group, protocol) {
-		if ctx.Err() != nil {
-			t.Fatalf("the two processes did not share the partitions; logs:\n%s\n%s", logsA.String(), logsB.String())
+	eventually.NoError(t, 90*time.Second, "the two processes to share the partitions", func() error {
+		if !bothHoldPartitions(ctx, adm, group, protocol) {
+			return stateWithLogs("not shared", logsA, logsB)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
 	if err != nil {
@@ -109,59 +110,53 @@ output:
 	}
 	const batch = 2000
 	produce(0, batch)
-	for len(lines(outA)) == 0 || len(lines(outB)) == 0 {
-		if ctx.Err() != nil {
-			t.Fatalf("both processes should output records; got %d and %d lines", len(lines(outA)), len(lines(outB)))
+	eventually.NoError(t, 90*time.Second, "both processes to output records", func() error {
+		if a, b := len(lines(outA)), len(lines(outB)); a == 0 || b == 0 {
+			return fmt.Errorf("%d and %d lines", a, b)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	// Wait for the group to commit the first batch, so that the survivor
 	// must resume the killed process's partitions at its commits.
-	for {
+	eventually.NoError(t, 90*time.Second, fmt.Sprintf("the group to commit the %d offsets of the first batch", batch), func() error {
 		offs, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return err
+		}
 		total := int64(0)
-		if err == nil {
-			offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+		offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+		if total != batch {
+			return fmt.Errorf("committed %d offsets", total)
 		}
-		if total == batch {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("group committed %d of %d offsets", total, batch)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = a.Wait()
 	produce(batch, batch)
 
-	var missing int
-	for {
+	eventually.NoError(t, 90*time.Second, fmt.Sprintf("all %d records in an output", 2*batch), func() error {
 		seen := map[string]bool{}
 		for _, l := range append(lines(outA), lines(outB)...) {
 			seen[l] = true
 		}
-		missing = 0
+		missing := 0
 		for i := range 2 * batch {
 			if !seen[fmt.Sprintf("r%d", i)] {
 				missing++
 			}
 		}
-		if missing == 0 {
-			t.Logf("all %d records out: %d lines from the killed process, %d from the survivor", 2*batch, len(lines(outA)), len(lines(outB)))
-			// Everything the killed process wrote was committed before
-			// the kill, so the survivor resumed exactly there.
-			if n := len(lines(outA)) + len(lines(outB)); n != 2*batch {
-				t.Errorf("%d lines in all, want %d: the survivor did not resume at the committed offsets", n, 2*batch)
-			}
-			break
+		if missing > 0 {
+			return stateWithLogs(fmt.Sprintf("%d records missing; the survivor's logs:", missing), logsB)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("%d of %d records never reached an output; survivor logs:\n%s", missing, 2*batch, logsB.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	t.Logf("all %d records out: %d lines from the killed process, %d from the survivor", 2*batch, len(lines(outA)), len(lines(outB)))
+	// Everything the killed process wrote was committed before the kill,
+	// so the survivor resumed exactly there.
+	if n := len(lines(outA)) + len(lines(outB)); n != 2*batch {
+		t.Errorf("%d lines in all, want %d: the survivor did not resume at the committed offsets", n, 2*batch)
 	}
 	if err := b.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os/exec"
 	"regexp"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -81,26 +80,20 @@ output:
 			want = append(want, regexp.MustCompile(fmt.Sprintf(`(?m)^%s\{[^}]*partition="%d"[^}]*topic="%s"[^}]*\} %s$`, m, p, q, v)))
 		}
 	}
-	deadline := time.Now().Add(45 * time.Second)
-	var body string
-	var missing []string
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			body = string(b)
-			missing = missing[:0]
-			for _, re := range want {
-				if !re.MatchString(body) {
-					missing = append(missing, re.String())
-				}
-			}
-			if len(missing) == 0 {
-				return
+	eventually.NoError(t, 45*time.Second, "every metric", func() error {
+		body, err := scrape(port)
+		if err != nil {
+			return stateWithLogs(err.Error(), logs)
+		}
+		var missing []string
+		for _, re := range want {
+			if !re.MatchString(body) {
+				missing = append(missing, re.String())
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("metrics missing after 45s: %v\nbody:\n%s\nlogs:\n%s", missing, body, logs.String())
+		if len(missing) > 0 {
+			return stateWithLogs(fmt.Sprintf("missing %v\nbody:\n%s", missing, body), logs)
+		}
+		return nil
+	})
 }

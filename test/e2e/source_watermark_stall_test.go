@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -13,19 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
-
-// scrape returns the body of /metrics on port, "" if it does not answer.
-func scrape(port int) string {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
-}
 
 // TestSourceWatermarkStallWarning is issue 11 item 9 on the real broker: a
 // kafka_source with watermarks over two partitions, only one of which gets
@@ -89,15 +77,13 @@ output:
 	}
 	warning := regexp.MustCompile(`the watermark has not advanced for [0-9]+s \(it is none yet\): held back by topic ` + q +
 		` partition 1 \(no record for [0-9]+s, watermark none yet\), while other partitions are ahead.*set watermark\.idle_timeout`)
-	var (
-		body    string
-		missing []string
-		warnAt  time.Time
-	)
-	deadline := time.Now().Add(45 * time.Second)
-	for time.Now().Before(deadline) {
-		body = scrape(port)
-		missing = missing[:0]
+	var warnAt time.Time
+	eventually.NoError(t, 45*time.Second, "the stall's metrics and its warning", func() error {
+		body, err := scrape(port)
+		if err != nil {
+			return stateWithLogs(err.Error(), logs)
+		}
+		var missing []string
 		for _, re := range want {
 			if !re.MatchString(body) {
 				missing = append(missing, re.String())
@@ -106,23 +92,23 @@ output:
 		if warnAt.IsZero() && warning.MatchString(logs.String()) {
 			warnAt = time.Now()
 		}
-		if len(missing) == 0 && !warnAt.IsZero() {
-			break
+		if len(missing) > 0 || warnAt.IsZero() {
+			return stateWithLogs(fmt.Sprintf("metrics missing %v, warning logged: %v\nbody:\n%s", missing, !warnAt.IsZero(), body), logs)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(missing) > 0 || warnAt.IsZero() {
-		t.Fatalf("after 45s: metrics missing %v, warning logged: %v\nbody:\n%s\nlogs:\n%s", missing, !warnAt.IsZero(), body, logs.String())
-	}
+		return nil
+	})
 	if strings.Contains(logs.String(), fmt.Sprintf("topic %s partition 0 (no record", topic)) {
 		t.Errorf("the warning blames partition 0, which has records:\n%s", logs.String())
 	}
 	// Warned once per stall, not every tick: two more stall_warning
-	// periods (twenty emit intervals) pass without a second warning.
-	for time.Since(warnAt) < 2*stall {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if n := strings.Count(logs.String(), "the watermark has not advanced"); n != 1 {
-		t.Errorf("warned %d times, want once:\n%s", n, logs.String())
-	}
+	// periods (twenty emit intervals) pass without a second warning. The
+	// absence over that period is the property (no later event of the
+	// source stands for it), so it is a bounded wait.
+	eventually.Never(t, 2*stall-time.Since(warnAt), "a second warning of the same stall", func() bool {
+		if n := strings.Count(logs.String(), "the watermark has not advanced"); n != 1 {
+			t.Logf("warned %d times, want once:\n%s", n, logs.String())
+			return true
+		}
+		return false
+	})
 }

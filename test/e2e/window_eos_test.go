@@ -191,7 +191,8 @@ func windowConfig(t *testing.T, brokers, in, out, group, txnPrefix, fields strin
 	t.Helper()
 	return writeFile(t, "window_eos.yaml", fmt.Sprintf(`
 http:
-  enabled: false
+  # Any free port, unless the test names one to read /metrics.
+  address: 127.0.0.1:${CONNECTD_HTTP_PORT:0}
 # The open window of the sentinels holds their acknowledgements: a stop
 # would wait for them until the end of this timeout.
 shutdown_timeout: 3s
@@ -415,7 +416,7 @@ func testWindowEOSSIGKILL(t *testing.T, kind windowKind) {
 			break
 		}
 		p := startConnectd(t, b.conf)
-		time.Sleep(700*time.Millisecond + time.Duration(rng.IntN(1800))*time.Millisecond)
+		time.Sleep(700*time.Millisecond + time.Duration(rng.IntN(1800))*time.Millisecond) // a random instant, not a wait for a condition
 		waitTotal(t, b.tally, before+1, time.Minute, p)
 		p.kill()
 		kills++
@@ -425,9 +426,19 @@ func testWindowEOSSIGKILL(t *testing.T, kind windowKind) {
 			midStream++
 		}
 	}
-	p = startConnectd(t, b.conf)
+	port := freePort(t)
+	p = startConnectd(t, b.conf, fmt.Sprintf("CONNECTD_HTTP_PORT=%d", port))
 	waitTotal(t, b.tally, want, time.Minute, p)
-	time.Sleep(2 * time.Second) // results of windows that fire again, if any
+	// A window this run fires again (a duplicate) fires before its
+	// watermark passes the end of the last data window: wait for that,
+	// then stop (SIGTERM delivers the fired results).
+	complete := time.Now()
+	var lastEnd int64
+	for _, w := range expected {
+		lastEnd = max(lastEnd, w.End)
+	}
+	waitMetric(t, port, `event_window_watermark_ms\{[^}]*\}`, int(lastEnd), p)
+	t.Logf("the last run's watermark passed the last data window %v after the output was complete", time.Since(complete).Round(time.Millisecond))
 	p.stop()
 	if midStream == 0 {
 		t.Errorf("no SIGKILL landed while windows were open: the run was too fast for the kills")

@@ -131,6 +131,7 @@ type Buffer struct {
 		closed    bool
 		ending    bool          // the run is ending: windows dropped, writes nacked
 		changed   chan struct{} // closed and replaced on every state change
+		waiting   int           // writes blocked in waitForSpaceLocked
 
 		// Exactly-once results (exactlyonce.go): the upstream
 		// kafka_sources, the restored cutoff, and the results handed out
@@ -244,12 +245,15 @@ func (b *Buffer) waitForSpaceLocked(ctx context.Context) error {
 				ErrLimit, b.openWindowsLocked(), FieldMaxOpenWindows, b.cfg.MaxOpenWindows, b.mu.heldRows, FieldMaxRows, b.cfg.MaxRows)
 		}
 		ch := b.mu.changed
+		b.mu.waiting++
 		b.mu.Unlock()
 		select {
 		case <-ch:
 			b.mu.Lock()
+			b.mu.waiting--
 		case <-ctx.Done():
 			b.mu.Lock()
+			b.mu.waiting--
 			return ctx.Err()
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 func TestMain(m *testing.M) {
@@ -74,20 +76,39 @@ func (a *ackRecorder) get(i int) []error {
 	return append([]error(nil), a.acks[i]...)
 }
 
-// waitAcked polls until batch i is acked once with nil.
+// waitAcks waits until batch i is acked and returns its acks.
+func (a *ackRecorder) waitAcks(t *testing.T, i int) []error {
+	t.Helper()
+	var got []error
+	eventually.True(t, 5*time.Second, fmt.Sprintf("an ack of batch %d", i), func() bool {
+		got = a.get(i)
+		return len(got) > 0
+	})
+	return got
+}
+
+// waitAcked waits until batch i is acked, and fails unless once with nil.
 func (a *ackRecorder) waitAcked(t *testing.T, i int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if got := a.get(i); len(got) > 0 {
-			if len(got) != 1 || got[0] != nil {
-				t.Fatalf("batch %d acked %v, want one nil", i, got)
-			}
-			return
-		}
-		time.Sleep(time.Millisecond)
+	if got := a.waitAcks(t, i); len(got) != 1 || got[0] != nil {
+		t.Fatalf("batch %d acked %v, want one nil", i, got)
 	}
-	t.Fatalf("batch %d not acked", i)
+}
+
+// waitWriteBlocked waits until a write is blocked waiting for space in b,
+// failing the test if the write, whose result done receives, returned.
+func waitWriteBlocked(t *testing.T, b *Buffer, done <-chan error) {
+	t.Helper()
+	eventually.True(t, 5*time.Second, "the write to wait for space", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("write did not wait: %v", err)
+		default:
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.mu.waiting > 0
+	})
 }
 
 // writeEach writes every record as its own batch (batch i = record i).
@@ -455,11 +476,7 @@ func TestLimits(t *testing.T) {
 	go func() {
 		done <- b2.WriteBatch(context.Background(), service.MessageBatch{msgOf(in{`{"k":2}`, 20000, -1})}, acks.fn(9))
 	}()
-	select {
-	case err := <-done:
-		t.Fatalf("write did not wait: %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
+	waitWriteBlocked(t, b2, done)
 	_, ack, err := b2.ReadBatch(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -32,17 +32,10 @@ func newEndableBuffer(t *testing.T, yaml string) (*Buffer, *halt.Run) {
 // waitNacked polls until batch i is acked once with an error wrapping want.
 func (a *ackRecorder) waitNacked(t *testing.T, i int, want error) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if got := a.get(i); len(got) > 0 {
-			if len(got) != 1 || !errors.Is(got[0], want) {
-				t.Fatalf("batch %d acked %v, want one %v", i, got, want)
-			}
-			return
-		}
-		time.Sleep(time.Millisecond)
+	got := a.waitAcks(t, i)
+	if len(got) != 1 || !errors.Is(got[0], want) {
+		t.Fatalf("batch %d acked %v, want one %v", i, got, want)
 	}
-	t.Fatalf("batch %d not acked within 5s", i)
 }
 
 // When the run ends (SIGTERM), the input batches held by open windows are
@@ -105,11 +98,7 @@ func TestRunEndReleasesWaitingWrite(t *testing.T) {
 	go func() {
 		done <- b.WriteBatch(context.Background(), service.MessageBatch{msgOf(in{`{"k":2}`, 20000, -1})}, acks.fn(9))
 	}()
-	select {
-	case err := <-done:
-		t.Fatalf("write did not wait: %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
+	waitWriteBlocked(t, b, done)
 	run.End()
 	select {
 	case err := <-done:

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"
 )
@@ -101,16 +102,15 @@ func committedWindows(t *testing.T, addr string) (counts map[windowKey]int64, re
 	}
 }
 
-// waitWindows polls until topic out holds n committed results.
+// waitWindows waits until topic out holds n committed results.
 func waitWindows(t *testing.T, addr string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, got := committedWindows(t, addr); got >= n {
-			return
+	eventually.NoError(t, 20*time.Second, fmt.Sprintf("%d committed window results in topic out", n), func() error {
+		if counts, got := committedWindows(t, addr); got < n {
+			return fmt.Errorf("%d results: %v", got, counts)
 		}
-	}
-	t.Fatalf("topic out has fewer than %d committed window results", n)
+		return nil
+	})
 }
 
 // A pipeline stopped after one window result committed, while another
