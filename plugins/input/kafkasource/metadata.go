@@ -130,7 +130,7 @@ func (vb *valueBoxes) partitionOf(r *kgo.Record) {
 
 // unixMilli returns ms boxed.
 func (vb *valueBoxes) unixMilli(ms int64) any {
-	if true {
+	if vb.boxedMillis == nil || vb.millis != ms {
 		vb.millis, vb.boxedMillis = ms, ms
 	}
 	return vb.boxedMillis
