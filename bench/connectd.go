@@ -68,16 +68,22 @@ func runConnectd(ctx context.Context, bin, yaml string, env []string, done *rege
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	deadline := start.Add(10 * time.Minute)
+	var startup float64
+	var first int64
 	for time.Now().Before(deadline) {
 		body := scrape(url)
-		if n := sumMetric(done, body); n >= records {
+		n := sumMetric(done, body)
+		if n > 0 && first == 0 {
+			startup, first = time.Since(start).Seconds(), n
+		}
+		if n >= records {
 			wall := time.Since(start).Seconds()
 			cpu, rss, err := procStats(cmd.Process.Pid)
 			if err != nil {
 				return result{}, "", err
 			}
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			return result{Records: n, Wall: wall, CPU: cpu, PeakRSS: rss}, body, nil
+			return result{Records: n, Wall: wall, CPU: cpu, PeakRSS: rss, Startup: startup, FirstCount: first}, body, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -74,6 +76,9 @@ func sinkScenario(ctx context.Context, e env) error {
 		{"raw franz-go GroupTransactSession (exactly-once)", "exactly_once"},
 		{"raw franz-go copy, non-transactional (at-least-once)", "at_least_once"},
 	} {
+		if only := os.Getenv("BENCH_GUARANTEES"); only != "" && !slices.Contains(strings.Split(only, ","), g.guarantee) {
+			continue
+		}
 		raw := len(contenders)
 		contenders = append(contenders, contender{name: g.raw, raw: -1, base: -1, run: func(s txnShape, out string) (copyResult, error) {
 			return runRawCopy(e, in, out, s, g.guarantee == "exactly_once")
@@ -93,11 +98,17 @@ func sinkScenario(ctx context.Context, e env) error {
 	fmt.Printf("### Kafka -> Kafka copy: exactly-once and at-least-once vs raw franz-go\n\n")
 	fmt.Printf("%s; %d records of %d bytes over %d partitions copied to a new topic, read_committed; "+
 		"%d rounds each, alternating; medians. Commit latency: time to commit one transaction (raw: "+
-		"GroupTransactSession.End or flush + offset commit; connectd: kafka_sink_txn_commit_latency_ns, exactly_once only).\n\n",
+		"GroupTransactSession.End or flush + offset commit; connectd: kafka_sink_txn_commit_latency_ns, exactly_once only). "+
+		"connectd counts records Kafka acknowledged (kafka_sink_records_sent: at_least_once when acknowledged, exactly_once "+
+		"when their transaction committed). records/s is from the process start (connectd) or the function start (raw); "+
+		"\"steady\" from the first records counted (connectd) or polled (raw) to the last, the ratios are of steady rates. "+
+		"CPU-s per M records and peak RSS are of the whole process.\n\n",
 		time.Now().UTC().Format("2006-01-02"), *copyRecords, e.size, e.partitions, e.rounds)
 	for _, shape := range txnShapes {
 		results := make([][]copyResult, len(contenders))
+		var loads []float64
 		for round := range e.rounds {
+			loads = append(loads, loadAverage1())
 			order := make([]int, len(contenders))
 			for i := range order {
 				order[i] = i
@@ -123,24 +134,25 @@ func sinkScenario(ctx context.Context, e env) error {
 				fmt.Fprintf(os.Stderr, "%s round %d %s: %.0f records/s\n", shape.name, round+1, c.name, r.rps())
 			}
 		}
-		fmt.Printf("#### %s\n\n| contender | records/s | ratio to raw | vs base | MB/s | CPU s | peak RSS MiB | commit p50 ms | commit p99 ms | per-round records/s |\n|---|---|---|---|---|---|---|---|---|---|\n", shape.name)
+		fmt.Printf("#### %s\n\nLoad average (1 min) %s.\n\n| contender | records/s | steady records/s | ratio to raw | vs base | start-up s | CPU s | CPU-s per M records | peak RSS MiB | commit p50 ms | commit p99 ms | per-round steady records/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+			shape.name, loadRange(loads))
 		for i, c := range contenders {
 			m := medianCopy(results[i])
 			// Ratios: each connectd contender against the raw copy of
 			// the same guarantee, and against the base binary.
 			ratio, vsBase := "1.00", ""
 			if c.raw >= 0 {
-				ratio = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[c.raw]).rps())
+				ratio = fmt.Sprintf("%.2f", m.steady()/medianCopy(results[c.raw]).steady())
 			}
 			if c.base >= 0 {
-				vsBase = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[c.base]).rps())
+				vsBase = fmt.Sprintf("%.2f", m.steady()/medianCopy(results[c.base]).steady())
 			}
 			var rs []result
 			for _, r := range results[i] {
 				rs = append(rs, r.result)
 			}
-			fmt.Printf("| %s | %.0f | %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), ratio, vsBase, m.mbps(), m.CPU,
-				float64(m.PeakRSS)/1024, m.CommitP50, m.CommitP99, rates(rs))
+			fmt.Printf("| %s | %.0f | %.0f | %s | %s | %.2f | %.1f | %.2f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), m.steady(), ratio, vsBase,
+				m.Startup, m.CPU, m.CPU/float64(m.Records)*1e6, float64(m.PeakRSS)/1024, m.CommitP50, m.CommitP99, steadyRates(rs))
 		}
 		fmt.Println()
 	}
@@ -150,13 +162,7 @@ func sinkScenario(ctx context.Context, e env) error {
 func medianCopy(rs []copyResult) copyResult {
 	s := slices.Clone(rs)
 	slices.SortFunc(s, func(a, b copyResult) int {
-		switch {
-		case a.rps() < b.rps():
-			return -1
-		case a.rps() > b.rps():
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.steady(), b.steady())
 	})
 	return s[len(s)/2]
 }
@@ -226,6 +232,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 	var (
 		copied    int64
 		latencies []time.Duration
+		first     time.Time
 	)
 	if *transactional {
 		opts = append(opts, kgo.TransactionalID(group),
@@ -239,7 +246,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 			if err := sess.Begin(); err != nil {
 				return err
 			}
-			n, err := fillBatch(ctx, sess.Client(), *txnRecords, *txnPeriod, *records-copied, func(r *kgo.Record) {
+			n, err := fillBatch(ctx, sess.Client(), *txnRecords, *txnPeriod, *records-copied, &first, func(r *kgo.Record) {
 				sess.Produce(ctx, &kgo.Record{Key: r.Key, Value: r.Value}, nil)
 			})
 			if err != nil {
@@ -264,7 +271,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 		defer cl.Close()
 		for copied < *records {
 			var polled []*kgo.Record
-			n, err := fillBatch(ctx, cl, *txnRecords, *txnPeriod, *records-copied, func(r *kgo.Record) {
+			n, err := fillBatch(ctx, cl, *txnRecords, *txnPeriod, *records-copied, &first, func(r *kgo.Record) {
 				polled = append(polled, r)
 				cl.Produce(ctx, &kgo.Record{Key: r.Key, Value: r.Value}, nil)
 			})
@@ -283,14 +290,16 @@ func rawCopyMode(ctx context.Context, args []string) error {
 			copied += n
 		}
 	}
-	r := copyResult{result: result{Records: copied, Bytes: copied * int64(*size), Wall: time.Since(start).Seconds()}}
+	r := copyResult{result: result{Records: copied, Bytes: copied * int64(*size), Wall: time.Since(start).Seconds(),
+		Startup: first.Sub(start).Seconds()}}
 	r.CommitP50, r.CommitP99 = quantileMs(latencies, 0.5), quantileMs(latencies, 0.99)
 	return jsonOut(r)
 }
 
 // fillBatch polls until it has handed limit records to each (or left, or
 // period passed) and returns how many it handed.
-func fillBatch(ctx context.Context, cl *kgo.Client, limit int, period time.Duration, left int64, each func(*kgo.Record)) (int64, error) {
+// first is set to when the first records were polled, if it is zero.
+func fillBatch(ctx context.Context, cl *kgo.Client, limit int, period time.Duration, left int64, first *time.Time, each func(*kgo.Record)) (int64, error) {
 	deadline := time.Now().Add(period)
 	var n int64
 	for n < int64(limit) && n < left {
@@ -303,6 +312,9 @@ func fillBatch(ctx context.Context, cl *kgo.Client, limit int, period time.Durat
 		cancel()
 		if err := fs.Err0(); err != nil && err != context.DeadlineExceeded {
 			return n, err
+		}
+		if *first == (time.Time{}) && fs.NumRecords() > 0 {
+			*first = time.Now()
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			n++
@@ -360,7 +372,7 @@ output:
       count: %[6]d
       period: %[8]s
 `, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
-	res, body, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, *copyRecords)
+	res, body, err := runConnectd(ctx, bin, yaml, nil, sinkSentRe, *copyRecords)
 	if err != nil {
 		return copyResult{}, fmt.Errorf("copying %d records: %w", *copyRecords, err)
 	}
