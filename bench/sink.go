@@ -182,11 +182,33 @@ func createTopic(ctx context.Context, brokers, topic string, partitions int) err
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic)
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic)
 	if err == nil {
 		err = resp.Err
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// A contender started before the broker's metadata shows the topic
+	// could fail on it (a loaded broker takes a while).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		td, err := adm.ListTopics(ctx, topic)
+		if err == nil && td[topic].Err == nil && len(td[topic].Partitions) == partitions {
+			led := true
+			for _, p := range td[topic].Partitions {
+				led = led && p.Leader >= 0
+			}
+			if led {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s not ready in metadata after a minute", topic)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // runRawCopy runs the raw-copy mode as a process.
