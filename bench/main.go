@@ -283,15 +283,17 @@ func report(ctx context.Context, e env, topic string) error {
 	fmt.Printf("records/s is from the process start (connectd) or the function start (raw, floor) to the last record; " +
 		"\"steady\" leaves out the start-up, the time until the first records were counted (connectd: process start, " +
 		"connecting, listing offsets; the floor's Wall starts after its process and stream are built); \"vs floor\" is the " +
-		"steady rate against the Benthos floor's. CPU-s per M records and peak RSS are of the whole process.\n\n")
+		"steady rate against the Benthos floor's, of the medians, then per round (each round runs the floor and the contender " +
+		"one after the other): the median and range of those ratios. CPU-s per M records and peak RSS are of the whole process.\n\n")
 	if e.binBase != "" {
 		fmt.Printf("Each connectd row is followed by the same contender with the base binary %s; \"vs base\" is the ratio of the two steady medians.\n\n", e.binBase)
 	}
-	fmt.Printf("| contender | records/s | ratio to raw | steady records/s | vs floor | vs base | start-up s | CPU s | CPU-s per M records | peak RSS MiB | per-round steady records/s |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| contender | records/s | ratio to raw | steady records/s | vs floor | vs floor per round | vs base | start-up s | CPU s | CPU-s per M records | peak RSS MiB | per-round steady records/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	row := func(name string, rs []result, vsBase string) {
 		r, st := median(rs), medianSteady(rs)
-		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %s | %.2f | %.1f | %.2f | %.0f | %s |\n", name, r.rps(), r.rps()/mr.rps(),
-			st.steady(), st.steady()/mf.steady(), vsBase, st.Startup, st.CPU, st.CPU/float64(st.Records)*1e6, float64(st.PeakRSS)/1024, steadyRates(rs))
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %s | %s | %.2f | %.1f | %.2f | %.0f | %s |\n", name, r.rps(), r.rps()/mr.rps(),
+			st.steady(), st.steady()/mf.steady(), steadyRatios(rs, floor), vsBase, st.Startup, st.CPU, st.CPU/float64(st.Records)*1e6,
+			float64(st.PeakRSS)/1024, steadyRates(rs))
 	}
 	row("raw franz-go (kgo PollRecords)", raw, "")
 	row("Benthos floor: generator -> drop, no Kafka, same payload, 8 metadata keys", floor, "")
@@ -314,6 +316,20 @@ func steadyRates(rs []result) string {
 		s = append(s, fmt.Sprintf("%.0f", r.steady()))
 	}
 	return strings.Join(s, ", ")
+}
+
+// steadyRatios is the median and range of rs[i] / base[i] (steady rates)
+// over the rounds.
+func steadyRatios(rs, base []result) string {
+	var q []float64
+	for i := range min(len(rs), len(base)) {
+		q = append(q, rs[i].steady()/base[i].steady())
+	}
+	if len(q) == 0 {
+		return "-"
+	}
+	slices.Sort(q)
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", q[len(q)/2], q[0], q[len(q)-1])
 }
 
 // medianSteady picks the round with the median steady rate.

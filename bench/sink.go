@@ -105,7 +105,7 @@ func sinkScenario(ctx context.Context, e env) error {
 		"CPU-s per M records and peak RSS are of the whole process.\n\n",
 		time.Now().UTC().Format("2006-01-02"), *copyRecords, e.size, e.partitions, e.rounds)
 	for _, shape := range txnShapes {
-		results := make([][]copyResult, len(contenders))
+		results := make([]copyResults, len(contenders))
 		var loads []float64
 		for round := range e.rounds {
 			loads = append(loads, loadAverage1())
@@ -134,7 +134,7 @@ func sinkScenario(ctx context.Context, e env) error {
 				fmt.Fprintf(os.Stderr, "%s round %d %s: %.0f records/s\n", shape.name, round+1, c.name, r.rps())
 			}
 		}
-		fmt.Printf("#### %s\n\nLoad average (1 min) %s.\n\n| contender | records/s | steady records/s | ratio to raw | vs base | start-up s | CPU s | CPU-s per M records | peak RSS MiB | commit p50 ms | commit p99 ms | per-round steady records/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+		fmt.Printf("#### %s\n\nLoad average (1 min) %s.\n\n| contender | records/s | steady records/s | ratio to raw | ratio to raw per round | vs base | start-up s | CPU s | CPU-s per M records | peak RSS MiB | commit p50 ms | commit p99 ms | per-round steady records/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
 			shape.name, loadRange(loads))
 		for i, c := range contenders {
 			m := medianCopy(results[i])
@@ -147,16 +147,27 @@ func sinkScenario(ctx context.Context, e env) error {
 			if c.base >= 0 {
 				vsBase = fmt.Sprintf("%.2f", m.steady()/medianCopy(results[c.base]).steady())
 			}
-			var rs []result
-			for _, r := range results[i] {
-				rs = append(rs, r.result)
+			rs, perRound := results[i].results(), "1.00"
+			if c.raw >= 0 {
+				perRound = steadyRatios(rs, results[c.raw].results())
 			}
-			fmt.Printf("| %s | %.0f | %.0f | %s | %s | %.2f | %.1f | %.2f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), m.steady(), ratio, vsBase,
+			fmt.Printf("| %s | %.0f | %.0f | %s | %s | %s | %.2f | %.1f | %.2f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), m.steady(), ratio, perRound, vsBase,
 				m.Startup, m.CPU, m.CPU/float64(m.Records)*1e6, float64(m.PeakRSS)/1024, m.CommitP50, m.CommitP99, steadyRates(rs))
 		}
 		fmt.Println()
 	}
 	return nil
+}
+
+// copyResults are a contender's rounds.
+type copyResults []copyResult
+
+func (cs copyResults) results() []result {
+	rs := make([]result, len(cs))
+	for i, c := range cs {
+		rs[i] = c.result
+	}
+	return rs
 }
 
 func medianCopy(rs []copyResult) copyResult {
