@@ -64,9 +64,6 @@ func (r result) steady() float64 {
 	}
 	return float64(r.Records-r.FirstCount) / (r.Wall - r.Startup)
 }
-func (r result) mbps() float64 {
-	return float64(r.Bytes) / r.Wall / (1 << 20)
-}
 
 // env is what every scenario gets: the flags of this run.
 type env struct {
