@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,10 +15,11 @@ import (
 	"time"
 )
 
-// Environment of the Flink runner. `make interop` sets CONNECTD_REQUIRE_FLINK=1,
-// so a machine without Java or Maven fails the test instead of skipping it.
+// Environment of the interop tests. `make interop` sets
+// CONNECTD_REQUIRE_INTEROP=1 (and the broker's and registry's variables), so
+// a machine without Java or Maven fails the tests instead of skipping them.
 const (
-	envRequireFlink = "CONNECTD_REQUIRE_FLINK"
+	envRequireInterop = "CONNECTD_REQUIRE_INTEROP"
 	// envFlinkTimeout is the per-run limit in seconds (default flinkRunTimeout).
 	envFlinkTimeout = "CONNECTD_FLINK_SQL_TIMEOUT"
 )
@@ -73,14 +75,14 @@ type flinkLine struct {
 }
 
 // requireFlink skips the test when Java or Maven is missing, or fails it
-// when CONNECTD_REQUIRE_FLINK=1.
+// when CONNECTD_REQUIRE_INTEROP=1.
 func requireFlink(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"java", "mvn"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			msg := fmt.Sprintf("Flink interop needs %s on PATH (Java 17+ and Maven: Flink's jars come from Maven Central): %v", tool, err)
-			if os.Getenv(envRequireFlink) == "1" {
-				t.Fatalf("%s (%s=1, so this is a failure)", msg, envRequireFlink)
+			if os.Getenv(envRequireInterop) == "1" {
+				t.Fatalf("%s (%s=1, so this is a failure)", msg, envRequireInterop)
 			}
 			t.Skip(msg)
 		}
@@ -153,20 +155,12 @@ func runFlink(t *testing.T, s *flinkScript) []stmtResult {
 		// results; anything else (a build failure, a timeout) is not a
 		// result of the script.
 		var ee *exec.ExitError
-		if ctx.Err() != nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
+		if ctx.Err() != nil || !errors.As(err, &ee) || ee.ExitCode() != 1 {
 			t.Fatalf("scripts/flink-sql.sh run %s: %v after %v\n%s", file, err, time.Since(start).Round(time.Second), stderr.String())
 		}
 		t.Logf("flink-sql.sh exited 1 (a statement failed); its stderr:\n%s", tail(stderr.String(), 40))
 	}
 	return results
-}
-
-func errorsAs(err error, ee **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	if ok {
-		*ee = e
-	}
-	return ok
 }
 
 // tail returns the last n lines of s.
