@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -19,7 +20,10 @@ import (
 )
 
 // TestRoundsOlderFailureAbortsNewer runs kafka_source -> exactly-once
-// kafka_sink on kfake with transactions by interval. The first transaction's
+// kafka_sink on kfake with transactions by interval, with the source's
+// partitions assigned by its enumerator and, in
+// TestRoundsOlderFailureAbortsNewerGroup, by the consumer group (the rewind
+// then seeks the group's own assignment). The first transaction's
 // offset commit is held while the next transaction fills on the other
 // producer, then refused: the older transaction aborts, the newer one is
 // aborted with it, and the source reads again from the committed offsets. A
@@ -27,6 +31,15 @@ import (
 // order.
 func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	t.Parallel()
+	roundsOlderFailureAbortsNewer(t, "enumerator")
+}
+
+func TestRoundsOlderFailureAbortsNewerGroup(t *testing.T) {
+	t.Parallel()
+	roundsOlderFailureAbortsNewer(t, "group")
+}
+
+func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	const (
 		n    = 6000
 		keys = 16
@@ -42,11 +55,24 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		mu      sync.Mutex
 		failed  bool
 		aborted = map[string]int{} // transactional id -> EndTxn aborts
-		// openWhileFailing: the other producer had records in an open
+		// producedOther: the other producer had records in an open
 		// transaction when the first one's offsets were refused.
 		producedOther bool
 		failing       string
+		// open: transactional ids with records produced since their
+		// last EndTxn.
+		open = map[string]bool{}
 	)
+	otherOpen := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, o := range open {
+			if o && id != failing {
+				return true
+			}
+		}
+		return false
+	}
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		mu.Lock()
@@ -62,10 +88,10 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		c.SleepControl(func() {
 			deadline := time.Now().Add(5 * time.Second)
 			for time.Now().Before(deadline) {
-				mu.Lock()
-				other := producedOther
-				mu.Unlock()
-				if other {
+				if otherOpen() {
+					mu.Lock()
+					producedOther = true
+					mu.Unlock()
 					return
 				}
 				time.Sleep(5 * time.Millisecond)
@@ -88,8 +114,8 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		c.KeepControl()
 		r := req.(*kmsg.ProduceRequest)
 		mu.Lock()
-		if failed && r.TransactionID != nil && *r.TransactionID != failing && aborted[failing] == 0 {
-			producedOther = true
+		if r.TransactionID != nil {
+			open[*r.TransactionID] = true
 		}
 		mu.Unlock()
 		return nil, nil, false
@@ -97,11 +123,12 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	c.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		r := req.(*kmsg.EndTxnRequest)
+		mu.Lock()
+		open[r.TransactionalID] = false
 		if !r.Commit {
-			mu.Lock()
 			aborted[r.TransactionalID]++
-			mu.Unlock()
 		}
+		mu.Unlock()
 		return nil, nil, false
 	})
 
@@ -118,9 +145,13 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// The input arrives over a second or so, so that transactions follow
-	// each other while records flow.
+	// each other while records flow; with a group, once the group is
+	// stable (its join can take longer than that).
 	produced := make(chan error, 1)
 	go func() {
+		for assignment == "group" && !groupStable(ctx, addr, "rounds") {
+			time.Sleep(20 * time.Millisecond)
+		}
 		for len(recs) > 0 {
 			k := min(100, len(recs))
 			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
@@ -149,10 +180,11 @@ kafka_source:
   seed_brokers: [ %q ]
   topics: [ in ]
   consumer_group: rounds
+  assignment: %s
   batch_size: 50
   commit_period: 20ms
   fetch_max_wait: 50ms
-`, addr)},
+`, addr, assignment)},
 		{b.AddOutputYAML, fmt.Sprintf(`
 kafka_sink:
   seed_brokers: [ %q ]
@@ -232,4 +264,19 @@ kafka_sink:
 	if len(aborted) < 2 {
 		t.Fatalf("EndTxn aborts per transactional id %v: want the failing transaction and the newer one aborted (both producers)", aborted)
 	}
+}
+
+// groupStable reports whether group has members and a stable state.
+func groupStable(ctx context.Context, addr, group string) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
+	if err != nil {
+		return false
+	}
+	g, ok := groups[group]
+	return ok && g.Err == nil && g.State == "Stable" && len(g.Members) > 0
 }
