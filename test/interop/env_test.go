@@ -69,16 +69,6 @@ func repoRoot(t testing.TB) string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// writeFile writes content into a file in a fresh temp dir and returns its path.
-func writeFile(t testing.TB, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // runConnectd runs `bin run conf`, which must exit 0 on its own; the error
 // carries connectd's log. Safe to call from any goroutine.
 func runConnectd(bin, dir, conf string) error {
