@@ -40,11 +40,16 @@ var typedRows = []column{
 	{"amount", "DECIMAL(10, 2)", [4]string{"12345678.90", "-99999999.99", "0.05", "NULL"}},
 	{"big", "DECIMAL(38, 18)", [4]string{"'12345678901234567890.123456789012345678'", "'-0.000000000000000001'", "0", "NULL"}},
 	{"s", "STRING", [4]string{"'héllo wörld ✓'", "''", `'quote " and \ backslash, comma'`, "NULL"}},
+	{"c", "CHAR(5)", [4]string{"'ab'", "''", "'abcde'", "NULL"}},
 	{"vc", "VARCHAR(20)", [4]string{"'short'", "U&'line\\000Abreak\\0009tab'", "'semi;colon'", "NULL"}},
 	{"bin", "BYTES", [4]string{"X'00FF10'", "X''", "X'DEADBEEF'", "NULL"}},
+	{"vb", "VARBINARY(10)", [4]string{"X'01'", "X'FFFFFFFFFFFFFFFFFFFF'", "X'00'", "NULL"}},
 	{"dt", "DATE", [4]string{"DATE '2024-02-29'", "DATE '1969-12-31'", "DATE '0001-01-01'", "NULL"}},
 	{"tm", "TIME(3)", [4]string{"TIME '23:59:59.999'", "TIME '00:00:00'", "TIME '12:30:00.5'", "NULL"}},
 	{"ts", "TIMESTAMP(3)", [4]string{"TIMESTAMP '2024-01-02 03:04:05.678'", "TIMESTAMP '1969-12-31 23:59:59.999'", "TIMESTAMP '2000-02-29 00:00:00'", "NULL"}},
+	{"t0", "TIME", [4]string{"TIME '01:02:03'", "TIME '23:59:59'", "TIME '00:00:00'", "NULL"}},
+	{"ts9", "TIMESTAMP(9)", [4]string{"TIMESTAMP '2024-01-02 03:04:05.123456789'", "TIMESTAMP '1969-12-31 23:59:59.999999999'", "TIMESTAMP '2024-01-02 03:04:05'", "NULL"}},
+	{"ltz6", "TIMESTAMP_LTZ(6)", [4]string{"CAST(TIMESTAMP '2024-01-02 03:04:05.123456' AS TIMESTAMP_LTZ(6))", "CAST(TIMESTAMP '1969-12-31 23:59:59.999999' AS TIMESTAMP_LTZ(6))", "TO_TIMESTAMP_LTZ(0, 3)", "NULL"}},
 	{"ltz", "TIMESTAMP_LTZ(3)", [4]string{"TO_TIMESTAMP_LTZ(1700000000123, 3)", "TO_TIMESTAMP_LTZ(-1, 3)", "TO_TIMESTAMP_LTZ(0, 3)", "NULL"}},
 	{"arr", "ARRAY<INT>", [4]string{"ARRAY[1, -2, 3]", "ARRAY[2147483647]", "ARRAY[CAST(NULL AS INT), 5]", "NULL"}},
 	{"tags", "ARRAY<STRING>", [4]string{"ARRAY['a', 'b c', 'd']", "ARRAY['ü']", "ARRAY['x', 'y']", "NULL"}},
@@ -80,7 +85,7 @@ type formatCase struct {
 
 // scalarColumns are the columns Flink's csv format takes: scalars and
 // arrays of scalars.
-var scalarColumns = []string{"id", "b", "ti", "si", "i", "f", "d", "amount", "big", "s", "vc", "bin", "dt", "tm", "ts", "ltz", "arr", "tags"}
+var scalarColumns = []string{"id", "b", "ti", "si", "i", "f", "d", "amount", "big", "s", "c", "vc", "bin", "vb", "dt", "tm", "t0", "ts", "ts9", "ltz6", "ltz", "arr", "tags"}
 
 const rawOptions = `'key.format' = 'json', 'key.fields' = 'id', 'value.format' = 'raw', 'value.fields-include' = 'EXCEPT_KEY'`
 
@@ -97,9 +102,10 @@ var formatCases = []formatCase{
 	{name: "csv_null_literal", options: `'format' = 'csv', 'csv.null-literal' = 'n/a', 'csv.field-delimiter' = '|'`, columns: scalarColumns},
 	// Flink's avro formats refuse TIMESTAMP_LTZ with the legacy timestamp
 	// mapping, their default ("Unsupported to derive Schema for type:
-	// TIMESTAMP_LTZ(3)"), and so does connectd.
-	{name: "avro", options: `'format' = 'avro'`, columns: allColumnsBut("ltz")},
-	{name: "avro_confluent", options: `'format' = 'avro-confluent', 'avro-confluent.url' = '{registry}'`, columns: allColumnsBut("ltz"), registry: true},
+	// TIMESTAMP_LTZ(3)"), and TIMESTAMP with a precision above 3, and so
+	// does connectd.
+	{name: "avro", options: `'format' = 'avro'`, columns: allColumnsBut("ltz", "ltz6", "ts9")},
+	{name: "avro_confluent", options: `'format' = 'avro-confluent', 'avro-confluent.url' = '{registry}'`, columns: allColumnsBut("ltz", "ltz6", "ts9"), registry: true},
 	// raw: the value is the one column; the key (id, in json) keeps the
 	// rows apart. NULL is a record without a value.
 	{name: "raw_string", options: rawOptions, columns: []string{"id", "s"}},
@@ -263,20 +269,28 @@ func TestFlinkFormats(t *testing.T) {
 		}
 	}
 
-	// 1. Flink writes and reads its own rows.
+	// 1. Flink writes and reads its own rows: the INSERTs in one statement
+	// set (one job), then a query per table.
 	var write flinkScript
-	type stmts struct{ create, insert, query int }
+	type stmts struct{ create, query int }
 	first := make([]stmts, len(tables))
+	var inserts []string
 	for i, tb := range tables {
 		name := "flink_" + tb.name
 		first[i].create = write.add(tb.ddl(name, flinkTopic[i], brokers, registry))
-		first[i].insert = write.add(tb.insert(name))
-		first[i].query = write.add("SELECT * FROM " + name)
+		inserts = append(inserts, tb.insert(name)+";")
+	}
+	insertAll := write.add("EXECUTE STATEMENT SET BEGIN\n" + strings.Join(inserts, "\n") + "\nEND")
+	for i, tb := range tables {
+		first[i].query = write.add("SELECT * FROM flink_" + tb.name)
 	}
 	res := runFlink(t, &write)
+	if res[insertAll].Err != "" || res[insertAll].Done != "insert" {
+		t.Fatalf("Flink's INSERTs failed:\n%s\n%s", clip(write.stmts[insertAll], 300), firstLines(res[insertAll].Err, 6))
+	}
 	refs := make([][][]any, len(tables))
 	for i, tb := range tables {
-		for _, n := range []int{first[i].create, first[i].insert, first[i].query} {
+		for _, n := range []int{first[i].create, first[i].query} {
 			if res[n].Err != "" {
 				t.Errorf("%s: Flink failed on its own table:\n%s\n%s", tb.name, clip(write.stmts[n], 300), firstLines(res[n].Err, 6))
 			}
