@@ -12,7 +12,8 @@
 #     OPTS: --timeout SECONDS per statement (default 300), --parallelism N (default 1),
 #           --conf key=value (any Flink option; table.local-time-zone is UTC unless set)
 #
-# Statements are separated by ';'. Queries run in streaming mode until their job ends: bound the
+# Statements are separated by ';' (EXECUTE STATEMENT SET BEGIN INSERT ...; INSERT ...; END is one
+# statement: its INSERTs run as one job). Queries run in streaming mode until their job ends: bound the
 # Kafka scans ('scan.bounded.mode' = 'latest-offset'). How values are written: interop/flink's
 # Json.java. Flink's log (WARN and up) goes to a file whose tail is printed when a run fails.
 #

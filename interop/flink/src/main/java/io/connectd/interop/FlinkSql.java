@@ -20,6 +20,7 @@ import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.operations.ModifyOperation;
 import org.apache.flink.table.operations.Operation;
 import org.apache.flink.table.operations.QueryOperation;
+import org.apache.flink.table.operations.StatementSetOperation;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
@@ -37,8 +38,9 @@ import org.apache.flink.util.CloseableIterator;
  * </pre>
  *
  * N is the statement's index in the file, from 0. Statements are separated by ';' outside
- * quotes and comments. Any statement Flink's TableEnvironment accepts runs: CREATE TABLE, SET,
- * INSERT (waited for), SELECT (collected until the job ends: bound the scans, for example with
+ * quotes and comments (and inside EXECUTE STATEMENT SET BEGIN ... END, which runs its INSERTs
+ * as one job). Any statement Flink's TableEnvironment accepts runs: CREATE TABLE, SET,
+ * INSERT and statement sets (waited for), SELECT (collected until the job ends: bound the scans, for example with
  * 'scan.bounded.mode' = 'latest-offset'), SHOW, ... A failed statement prints its error and the
  * run goes on with the next one; the exit code is 1 if any failed (2 for a usage error).
  *
@@ -137,7 +139,7 @@ public final class FlinkSql {
             throw new IllegalArgumentException("one statement expected, Flink parsed " + ops.size());
         }
         Operation op = ops.get(0);
-        if (op instanceof ModifyOperation) {
+        if (op instanceof ModifyOperation || op instanceof StatementSetOperation) {
             TableResult r = env.executeInternal(op);
             r.await();
             out.println("{\"stmt\":" + n + ",\"done\":\"insert\"}");

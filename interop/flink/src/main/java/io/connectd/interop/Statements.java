@@ -9,6 +9,8 @@ final class Statements {
     /**
      * split returns the statements of sql, without their ';', in order. Quotes are '...' (a
      * doubled '' inside), "..." and `...`; comments are -- to the end of the line and /* ... *&#47;.
+     * In EXECUTE STATEMENT SET BEGIN ...; ...; END the ';'s of the INSERTs stay in the statement,
+     * which the ';' after END ends.
      * A statement that is only blanks and comments is dropped.
      */
     static List<String> split(String sql) {
@@ -51,6 +53,12 @@ final class Statements {
                 i = end;
                 continue;
             }
+            if (c == ';' && statementSet(cur) && !endsWithEnd(cur)) {
+                // Inside EXECUTE STATEMENT SET BEGIN ... END: the ';' ends an INSERT of the set.
+                cur.append(c);
+                i++;
+                continue;
+            }
             if (c == ';') {
                 if (code) {
                     out.add(cur.toString().strip());
@@ -70,6 +78,22 @@ final class Statements {
             out.add(cur.toString().strip());
         }
         return out;
+    }
+
+    /** statementSet reports whether the statement so far opens a statement set. */
+    private static boolean statementSet(StringBuilder cur) {
+        String head = cur.toString().strip().replaceAll("\\s+", " ").toUpperCase(java.util.Locale.ROOT);
+        return head.startsWith("EXECUTE STATEMENT SET");
+    }
+
+    /** endsWithEnd reports whether the statement so far ends with the word END, closing a set. */
+    private static boolean endsWithEnd(StringBuilder cur) {
+        String s = cur.toString().strip();
+        int n = s.length();
+        if (n < 3 || !s.regionMatches(true, n - 3, "END", 0, 3)) {
+            return false;
+        }
+        return n == 3 || Character.isWhitespace(s.charAt(n - 4)) || s.charAt(n - 4) == ';';
     }
 
     private Statements() {}
