@@ -41,11 +41,17 @@ const (
 	minUnackedBytes = 4 * fetchPartitionBytes
 )
 
-// fetchBytes is the fetch.max.bytes of a budget: a quarter of it, between one
-// partition's fetch and Kafka's default of 50 MiB, so that what a poll
-// returns past the budget stays a fraction of it.
+// fetchBytes is the largest fetch.max.bytes of a budget: a quarter of it,
+// between one partition's fetch and Kafka's default of 50 MiB, so that what
+// a poll returns past the budget stays a fraction of it.
 func fetchBytes(budget int64) int32 {
 	return int32(min(maxFetchBytes, max(fetchPartitionBytes, budget/4)))
+}
+
+// fetchMaxBytes is the fetch.max.bytes the clients ask for: fetch_max_bytes,
+// at most fetchBytes of max_unacknowledged_bytes.
+func (c Config) fetchMaxBytes() int32 {
+	return min(int32(c.FetchMaxBytes), fetchBytes(c.MaxUnackedBytes))
 }
 
 // weight is what a record counts against the budget.

@@ -43,8 +43,11 @@ consumer_group: g
 	if c.CommitPeriod != 5*time.Second || c.CheckpointLimit != 8192 || c.BatchSize != 1024 {
 		t.Errorf("commit_period %v checkpoint_limit %d batch_size %d, want 5s 8192 1024", c.CommitPeriod, c.CheckpointLimit, c.BatchSize)
 	}
-	if c.MaxUnackedBytes != 16<<20 || fetchBytes(c.MaxUnackedBytes) != 4<<20 {
-		t.Errorf("max_unacknowledged_bytes %d (fetches of %d), want 16 MiB (fetches of 4 MiB)", c.MaxUnackedBytes, fetchBytes(c.MaxUnackedBytes))
+	if c.MaxUnackedBytes != 16<<20 || c.fetchMaxBytes() != 4<<20 {
+		t.Errorf("max_unacknowledged_bytes %d (fetches of %d), want 16 MiB (fetches of 4 MiB)", c.MaxUnackedBytes, c.fetchMaxBytes())
+	}
+	if c.FetchMaxBytes = 1 << 20; c.fetchMaxBytes() != 1<<20 {
+		t.Errorf("fetch_max_bytes 1 MiB: fetches of %d, want 1 MiB", c.fetchMaxBytes())
 	}
 }
 
