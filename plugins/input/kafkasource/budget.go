@@ -48,10 +48,14 @@ func fetchBytes(budget int64) int32 {
 	return int32(min(maxFetchBytes, max(fetchPartitionBytes, budget/4)))
 }
 
-// fetchMaxBytes is the fetch.max.bytes the clients ask for: fetch_max_bytes,
-// at most fetchBytes of max_unacknowledged_bytes.
+// fetchMaxBytes is the fetch.max.bytes the clients ask for: fetch_max_bytes
+// when it is set to other than its default (the user chose it, or a table's
+// `properties.fetch.max.bytes`), else fetchBytes of max_unacknowledged_bytes.
 func (c Config) fetchMaxBytes() int32 {
-	return min(int32(c.FetchMaxBytes), fetchBytes(c.MaxUnackedBytes))
+	if c.FetchMaxBytes != defaultFetchMaxBytes {
+		return int32(c.FetchMaxBytes)
+	}
+	return fetchBytes(c.MaxUnackedBytes)
 }
 
 // weight is what a record counts against the budget.

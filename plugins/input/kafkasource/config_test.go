@@ -46,8 +46,8 @@ consumer_group: g
 	if c.MaxUnackedBytes != 16<<20 || c.fetchMaxBytes() != 4<<20 {
 		t.Errorf("max_unacknowledged_bytes %d (fetches of %d), want 16 MiB (fetches of 4 MiB)", c.MaxUnackedBytes, c.fetchMaxBytes())
 	}
-	if c.FetchMaxBytes = 1 << 20; c.fetchMaxBytes() != 1<<20 {
-		t.Errorf("fetch_max_bytes 1 MiB: fetches of %d, want 1 MiB", c.fetchMaxBytes())
+	if c.FetchMaxBytes = 10 << 20; c.fetchMaxBytes() != 10<<20 {
+		t.Errorf("fetch_max_bytes 10 MiB: fetches of %d, want the 10 MiB set", c.fetchMaxBytes())
 	}
 }
 

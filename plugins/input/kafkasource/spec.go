@@ -495,8 +495,8 @@ With a watermark:
 					"once they reach it, fetching pauses on every partition until acknowledgements bring them below. Each record "+
 					"counts its key, value and headers plus 768 bytes for what the input keeps of it in memory (the fetched record "+
 					"and its message with the default metadata), so this bounds memory, not payload alone: at the default, about "+
-					"17,000 records of 200 bytes, or 970 records of 16 KiB. A fetch asks for at most a quarter of it "+
-					"(`fetch_max_bytes`, if lower, and `fetch_max_partition_bytes` per partition), and a fetch on its way "+
+					"17,000 records of 200 bytes, or 970 records of 16 KiB. A fetch asks for a quarter of it (unless "+
+					"`fetch_max_bytes` is set; `fetch_max_partition_bytes` per partition), and a fetch on its way "+
 					"when fetching pauses still lands: the input holds at most this bound plus one fetch per broker and reader. "+
 					"`checkpoint_limit` bounds the records of each partition besides. In front of a `kafka_sink` with `at_least_once` "+
 					"or `exactly_once`, records are acknowledged once the sink handed them to its producer, so the bound covers the "+
@@ -528,8 +528,8 @@ With a watermark:
 				Advanced(),
 			service.NewIntField(fieldFetchMaxBytes).
 				Description("Most bytes one fetch response may hold, over all its partitions (a record batch larger than this is still "+
-					"returned whole, so reading makes progress). Default `52428800` (bytes, 50 MiB); a fetch asks for at most a quarter "+
-					"of `max_unacknowledged_bytes` (4 MiB at its default) whatever this says. "+
+					"returned whole, so reading makes progress). Default `52428800` (bytes, 50 MiB, Kafka's); left at it, a fetch asks "+
+					"for a quarter of `max_unacknowledged_bytes` instead (4 MiB at its default, at least 1 MiB). "+
 					"Flink option: `properties.fetch.max.bytes`.").
 				Default(defaultFetchMaxBytes).
 				Advanced(),
