@@ -8,7 +8,8 @@ package distribution
 
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
-	"github.com/urfave/cli/v2"
+
+	"github.com/connectd/connectd/internal/editorschema"
 )
 
 // Name is the binary's and the product's name.
@@ -18,21 +19,17 @@ const Name = "connectd"
 const DocumentationURL = "https://github.com/connectd/connectd"
 
 // Options returns the CLI options that make Benthos's CLI connectd's, for a
-// binary of the given version and build date. extra are the commands the
-// caller adds (the editor schema). Call it once, before RunCLIToCode: it
-// also installs the help template.
-func Options(version, dateBuilt string, extra ...*cli.Command) []service.CLIOptFunc {
+// binary of the given version and build date. Call it once, before
+// RunCLIToCode: it also installs the help template.
+func Options(version, dateBuilt string) []service.CLIOptFunc {
 	installHelp()
-	opts := []service.CLIOptFunc{
+	return []service.CLIOptFunc{
 		service.CLIOptSetBinaryName(Name),
 		service.CLIOptSetProductName(Name),
 		service.CLIOptSetVersion(version, dateBuilt),
 		service.CLIOptSetDocumentationURL(DocumentationURL),
 		service.CLIOptSetMainSchemaFrom(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) }),
 		service.CLIOptAddCommand(completionCommand()),
+		service.CLIOptAddCommand(editorschema.Command(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) })),
 	}
-	for _, c := range extra {
-		opts = append(opts, service.CLIOptAddCommand(c))
-	}
-	return opts
 }
