@@ -260,7 +260,9 @@ func (o *owner) inFlight(tps []topicPartition) int {
 		return n
 	}
 	for _, tp := range tps {
-		n += o.tracker.unacked(tp)
+		// A held record is acknowledged but not durable: its
+		// transaction must commit before the partition moves.
+		n += o.tracker.unacked(tp) + o.tracker.holds(tp)
 	}
 	for _, b := range o.redeliver {
 		for _, p := range b.positions {

@@ -228,7 +228,7 @@ func (r nextReq) handle(o *owner) {
 		r.reply <- delivery{err: fmt.Errorf("%w: %w", o.failed, service.ErrEndOfInput)}
 		return
 	}
-	if o.stopping {
+	if o.stopping || o.rewinding != nil {
 		r.reply <- delivery{closed: true}
 		return
 	}

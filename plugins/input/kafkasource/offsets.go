@@ -33,6 +33,11 @@ type position struct {
 // outstanding, one past the last fetched record (Kafka's "next offset to
 // read"). A nacked record is simply not acknowledged: it stays outstanding
 // and holds the commit position until it is delivered again and acknowledged.
+//
+// A record can also be held (txnoffsets.Holder): acknowledged already, since a
+// sink handed it to its producer, but not durable yet. The commit position is
+// then the lowest of the lowest unacknowledged offset and the lowest held
+// offset, whatever the order of acknowledgements and durability reports.
 type offsetTracker struct {
 	limit int
 	now   func() time.Time
@@ -69,7 +74,19 @@ type partitionOffsets struct {
 	// itself only while none of its records is in flight (see
 	// selfCommits).
 	txn bool
+	// held are the holds on this partition in the order they were made,
+	// each with its lowest offset (see hold).
+	held []heldOffset
 }
+
+// heldOffset is one hold on a partition: its lowest offset.
+type heldOffset struct {
+	id     holdID
+	offset int64
+}
+
+// holdID names a hold (txnoffsets.HoldID).
+type holdID = uint64
 
 type pendingOffset struct {
 	offset int64
@@ -196,7 +213,7 @@ func (t *offsetTracker) takeFinished() []topicPartition {
 func (t *offsetTracker) drained() (drained, committed bool) {
 	committed = true
 	for _, po := range t.parts {
-		if !po.done || po.unacked > 0 {
+		if !po.done || po.unacked > 0 || len(po.held) > 0 {
 			return false, false
 		}
 		if po.commitPosition() != po.committed {
@@ -317,7 +334,7 @@ func (t *offsetTracker) uncommitted() map[topicPartition]int64 {
 // selfCommits returns the positions the source commits itself: those that
 // moved since the last commit, or all with refresh. A partition whose
 // offsets an exactly-once sink commits in its transactions (txn) is left
-// out while any of its records is unacknowledged: such a record may be in
+// out while any of its records is unacknowledged or held: such a record may be in
 // a transaction that commits a later offset, which this commit, landing
 // after it, would move back. With nothing in flight its position can only
 // have moved past the sink's commit by records that never reached the sink
@@ -325,7 +342,7 @@ func (t *offsetTracker) uncommitted() map[topicPartition]int64 {
 func (t *offsetTracker) selfCommits(refresh bool) map[topicPartition]int64 {
 	out := map[topicPartition]int64{}
 	for tp, po := range t.parts {
-		if po.txn && po.unacked > 0 {
+		if po.txn && (po.unacked > 0 || len(po.held) > 0) {
 			continue
 		}
 		if pos := po.commitPosition(); refresh || pos != po.committed {
@@ -429,11 +446,103 @@ func (t *offsetTracker) unacked(tp topicPartition) int {
 	return 0
 }
 
-func (po *partitionOffsets) commitPosition() int64 {
+// holds returns the number of holds on tp.
+func (t *offsetTracker) holds(tp topicPartition) int {
+	if po := t.parts[tp]; po != nil {
+		return len(po.held)
+	}
+	return 0
+}
+
+// hold registers hold id on the records from offset low on, per partition:
+// until it is released, no commit position of those partitions is at or past
+// low. Partitions that are not tracked are returned in notTracked, sorted,
+// and nothing is held then.
+func (t *offsetTracker) hold(id holdID, low map[topicPartition]int64) (notTracked []topicPartition) {
+	for tp := range low {
+		if t.parts[tp] == nil {
+			notTracked = append(notTracked, tp)
+		}
+	}
+	if len(notTracked) > 0 {
+		sortPartitions(notTracked)
+		return notTracked
+	}
+	for tp, off := range low {
+		po := t.parts[tp]
+		po.held = append(po.held, heldOffset{id: id, offset: off})
+	}
+	return nil
+}
+
+// release ends the holds ids on the partitions of tps (nil: every tracked
+// partition). Releasing a hold twice, or one that was never made, changes
+// nothing.
+func (t *offsetTracker) release(ids []holdID, tps []topicPartition) {
+	if tps == nil {
+		for _, po := range t.parts {
+			po.release(ids)
+		}
+		return
+	}
+	for _, tp := range tps {
+		if po := t.parts[tp]; po != nil {
+			po.release(ids)
+		}
+	}
+}
+
+// prepareHeld returns, for each partition of tps, the commit position it
+// would have once the holds ids end, when that is past what is committed,
+// and marks the partitions txn. Partitions that are not tracked are returned
+// in notTracked, sorted, and nothing else is done then.
+func (t *offsetTracker) prepareHeld(ids []holdID, tps []topicPartition) (pos map[topicPartition]int64, notTracked []topicPartition) {
+	for _, tp := range tps {
+		if t.parts[tp] == nil {
+			notTracked = append(notTracked, tp)
+		}
+	}
+	if len(notTracked) > 0 {
+		sortPartitions(notTracked)
+		return nil, notTracked
+	}
+	pos = make(map[topicPartition]int64, len(tps))
+	for _, tp := range tps {
+		po := t.parts[tp]
+		po.txn = true
+		p := po.ackPosition()
+		for _, h := range po.held {
+			if h.offset < p && !slices.Contains(ids, h.id) {
+				p = h.offset
+			}
+		}
+		if p >= 0 && p > po.committed {
+			pos[tp] = p
+		}
+	}
+	return pos, nil
+}
+
+// ackPosition is the lowest unacknowledged offset, else the fetch position.
+func (po *partitionOffsets) ackPosition() int64 {
 	if po.head < len(po.pending) {
 		return po.pending[po.head].offset
 	}
 	return po.next
+}
+
+// commitPosition is the lowest offset neither acknowledged nor durable: the
+// lowest unacknowledged or held offset, else the fetch position.
+func (po *partitionOffsets) commitPosition() int64 {
+	p := po.ackPosition()
+	for _, h := range po.held {
+		p = min(p, h.offset)
+	}
+	return p
+}
+
+func (po *partitionOffsets) release(ids []holdID) {
+	po.held = slices.DeleteFunc(po.held, func(h heldOffset) bool { return slices.Contains(ids, h.id) })
 }
 
 func (po *partitionOffsets) add(offset int64) {

@@ -77,6 +77,10 @@ type owner struct {
 	// no longer pair with a transaction.
 	stopping bool
 	stopped  bool
+	// rewinding is why the session ends to read again from the offsets
+	// not yet durable (a sink's transaction aborted, hold.go), nil if it
+	// does not: ReadBatch then reconnects, and holds are refused.
+	rewinding error
 
 	tracker *offsetTracker
 	// readerOf maps each split to the index of the reader (and client)

@@ -54,6 +54,8 @@ type session struct {
 	// published by the owner (windows.go) and never changed after, so that
 	// Restored, asked for every record, takes no round trip.
 	restored atomic.Pointer[restoredWindows]
+	// holdSeq numbers the holds of sinks (hold.go).
+	holdSeq atomic.Uint64
 
 	// reqs carries requests to the owner; done is closed when the owner
 	// has returned, quit tells it to.
@@ -213,6 +215,7 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 		call(sess, stopReadingReq{reply: reply}, reply)
 		// PollRecords returns at once when its context ends.
 		sess.readers.Wait()
+		sess.awaitHolds(ctx)
 		cctx, cancel := context.WithTimeout(ctx, finalCommitTimeout)
 		errc := make(chan error, 1)
 		if err, ok := call(sess, finalCommitReq{ctx: cctx, reply: errc}, errc); ok && err != nil {

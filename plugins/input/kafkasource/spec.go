@@ -466,7 +466,10 @@ With a watermark:
 					"the records one partition delivers within a window's span (size + allowed lateness + max_out_of_orderness), or the "+
 					"partition pauses, holds the watermark back and no window fires. The input keeps each unacknowledged record for "+
 					"redelivery, so that costs about the records' size times the limit in memory. A partition paused for 30s is logged "+
-					"with this advice. "+
+					"with this advice. In front of a `kafka_sink` with `at_least_once` or `exactly_once`, a batch is acknowledged as "+
+					"soon as the sink handed its records to its producer (the source then only holds their offsets back until they "+
+					"are durable or committed, without keeping the records), so the limit bounds the records fetched and not yet "+
+					"written, not a transaction. "+
 					"Flink has no direct equivalent (its bound is `source.reader.element.queue.capacity` and checkpoint alignment).").
 				Default(defaultCheckpointLimit).
 				Advanced(),

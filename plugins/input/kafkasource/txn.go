@@ -132,8 +132,10 @@ func (sess *session) Committed(offsets map[txnoffsets.TopicPartition]int64) {
 }
 
 // committedReq records offsets that the sink committed in a transaction.
+// release are the holds the transaction ended (CommittedHeld), nil if none.
 type committedReq struct {
 	offsets map[txnoffsets.TopicPartition]int64
+	release []holdID
 }
 
 func (r committedReq) handle(o *owner) {
@@ -141,6 +143,10 @@ func (r committedReq) handle(o *owner) {
 		o.tracker.markCommitted(topicPartition{topic: tp.Topic, partition: tp.Partition}, off)
 		o.metrics.commits.Incr(1, tp.Topic)
 		o.metrics.committed.Set(off, tp.Topic, strconv.Itoa(int(tp.Partition)))
+	}
+	if r.release != nil {
+		o.tracker.release(r.release, nil)
+		o.afterRelease()
 	}
 }
 

@@ -281,8 +281,14 @@ transactional_id_prefix: carry
 		t.Fatal(err)
 	}
 	_ = batches[0].ack(ctx, nil)
-	if got := committedOffsets(t, addr, "g"); got[tpT(0)] != 4 {
-		t.Fatalf("committed %v, want t/0 at 4 after both transactions", got)
+	// The records flow into a transaction that commits at the sink's
+	// commit_interval.
+	deadline := time.Now().Add(testTimeout)
+	for got := committedOffsets(t, addr, "g"); got[tpT(0)] != 4; got = committedOffsets(t, addr, "g") {
+		if time.Now().After(deadline) {
+			t.Fatalf("committed %v, want t/0 at 4 after both transactions", got)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // not a wait for a condition: commit-loop ticks in which to misbehave
 	if n := selfCommits.Load(); n != 0 {

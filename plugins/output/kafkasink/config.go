@@ -119,6 +119,10 @@ type Config struct {
 	// open before aborting it. Default 1m. Flink option:
 	// `properties.transaction.timeout.ms`.
 	TransactionTimeout time.Duration
+	// CommitInterval is how often an exactly_once sink commits the
+	// transaction that records from a kafka_source flow into (rounds.go).
+	// Default 1s. Flink option: `execution.checkpointing.interval`.
+	CommitInterval time.Duration
 	// Partition is evaluated per message to the partition number with
 	// PartitionerManual; nil otherwise.
 	Partition *service.InterpolatedString
@@ -223,6 +227,7 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.TransactionalIDSuffix, err = conf.FieldString(FieldTransactionalIDSuffix)
 	keep(err)
 	c.TransactionTimeout = duration(FieldTransactionTimeout, defaultTransactionTimeout)
+	c.CommitInterval = duration(FieldCommitInterval, defaultCommitInterval)
 	c.Batching, err = conf.FieldBatchPolicy(FieldBatching)
 	keepField(FieldBatching, err)
 	comp, err := conf.FieldString(FieldCompression)
@@ -332,6 +337,13 @@ func (c Config) validateExactlyOnce() []error {
 		errs = append(errs, fmt.Errorf("field %s: must be 1 with %s %s (a transactional producer runs one transaction at a time), got %d",
 			FieldMaxInFlight, FieldDeliveryGuarantee, DeliveryExactlyOnce, c.MaxInFlight))
 	}
+	switch {
+	case c.CommitInterval < time.Millisecond:
+		errs = append(errs, fmt.Errorf("field %s: must be at least 1ms, got %v", FieldCommitInterval, c.CommitInterval))
+	case c.TransactionTimeout > 0 && c.CommitInterval >= c.TransactionTimeout:
+		errs = append(errs, fmt.Errorf("field %s: must be shorter than %s (%v) with %s %s, got %v",
+			FieldCommitInterval, FieldTransactionTimeout, c.TransactionTimeout, FieldDeliveryGuarantee, DeliveryExactlyOnce, c.CommitInterval))
+	}
 	if c.Batching.Period != "" && c.TransactionTimeout > 0 {
 		period, err := time.ParseDuration(c.Batching.Period)
 		switch {
@@ -349,6 +361,12 @@ func (c Config) validateExactlyOnce() []error {
 // `<prefix>-<suffix>`.
 func (c Config) TransactionalID() string {
 	return c.TransactionalIDPrefix + "-" + c.TransactionalIDSuffix
+}
+
+// spareTransactionalID is the transactional id of the second producer of an
+// exactly_once sink's pool (rounds.go): `<prefix>-<suffix>-1`.
+func (c Config) spareTransactionalID() string {
+	return c.TransactionalID() + "-1"
 }
 
 // producerOpts turns the sink's fields into client options, with part as

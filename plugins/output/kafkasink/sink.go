@@ -73,8 +73,12 @@ type Sink struct {
 	writing atomic.Int32
 	// closing is closed by Close: it ends the goroutine that logs the
 	// end of the run.
-	closing   chan struct{}
-	closeOnce sync.Once
+	closing chan struct{}
+	// flowCtx is the context of records written without waiting
+	// (flow.go): it ends when Close gives up flushing them.
+	flowCtx    context.Context
+	flowCancel context.CancelFunc
+	closeOnce  sync.Once
 	// gaveUp logs once that the end of the run stops the connection
 	// attempts, from logEnding or from Connect, whichever comes first.
 	gaveUp sync.Once
@@ -97,6 +101,11 @@ type Sink struct {
 	// pairing caches, per kafka_source session, whether it reads this
 	// sink's cluster (its offsets then commit in the transactions).
 	pairing map[txnoffsets.Source]bool
+	// rounds are the transactions records flow into (rounds.go).
+	rounds roundState
+	// idMu guards topicIDCache, which rounds committing on their own
+	// goroutine use too.
+	idMu sync.Mutex
 	// topicIDCache holds the topic ids of the source topics, for
 	// TxnOffsetCommit v6.
 	topicIDCache map[string][16]byte
@@ -111,6 +120,9 @@ type Sink struct {
 	mu struct {
 		sync.Mutex
 		client *kgo.Client // nil before Connect, after Close, and after the producer died
+		// spare is the second transactional producer of an exactly_once
+		// sink (rounds.go), set and cleared with client.
+		spare *kgo.Client
 		// clusterID is the cluster id learnt at the first Connect.
 		clusterID string
 		closed    bool
@@ -141,9 +153,11 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 		run:             halt.For(mgr),
 		closing:         make(chan struct{}),
 	}
+	s.flowCtx, s.flowCancel = context.WithCancel(context.Background())
 	s.write = s.writeIndependent
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		s.write = s.writeTransaction
+		go s.tickRounds()
 	}
 	if cfg.MaxInFlight > 1 {
 		s.log.Warnf("kafka_sink: %s is %d: batches are written in parallel, so records of one partition can reach Kafka "+
@@ -198,8 +212,22 @@ func (s *Sink) Connect(ctx context.Context) error {
 		return s.connectFailed(ctx, err)
 	}
 	clusterID := ""
+	var spare *kgo.Client
 	if s.cfg.DeliveryGuarantee == DeliveryExactlyOnce {
-		if err := s.initProducer(ctx, cl); err != nil {
+		if err := s.initProducer(ctx, cl, s.cfg.TransactionalID()); err != nil {
+			cl.Close()
+			return s.connectFailed(ctx, err)
+		}
+		// The second producer of the pool (rounds.go) is initialised
+		// too, whether it is used or not: that fences its predecessor
+		// and aborts a transaction it left open.
+		spare, err = s.conn.Connect(ctx, slices.Concat(s.producerOpts, s.clientOpts, []kgo.Opt{kgo.TransactionalID(s.cfg.spareTransactionalID())})...)
+		if err == nil {
+			if err = s.initProducer(ctx, spare, s.cfg.spareTransactionalID()); err != nil {
+				spare.Close()
+			}
+		}
+		if err != nil {
 			cl.Close()
 			return s.connectFailed(ctx, err)
 		}
@@ -214,12 +242,15 @@ func (s *Sink) Connect(ctx context.Context) error {
 	}
 	if s.mu.closed || s.mu.client != nil {
 		cl.Close()
+		if spare != nil {
+			spare.Close()
+		}
 		if s.mu.closed {
 			return ErrSinkClosed
 		}
 		return nil
 	}
-	s.mu.client = cl
+	s.mu.client, s.mu.spare = cl, spare
 	return nil
 }
 
@@ -267,6 +298,11 @@ func (s *Sink) WriteBatch(ctx context.Context, batch service.MessageBatch) error
 // reconnects and retries this same batch before taking the next one.
 func (s *Sink) writeIndependent(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	recs, errs := s.buildRecords(batch)
+	if s.cfg.DeliveryGuarantee == DeliveryAtLeastOnce {
+		if srcs, ok := s.holdable(batch, errs, false); ok && s.writeFlowing(ctx, cl, batch, recs, srcs) {
+			return nil
+		}
+	}
 	s.produce(ctx, cl, recs, errs)
 	if s.endRunOnPermanent(ctx, cl, errs) == nil {
 		s.writeAgainInPlace(ctx, cl, len(batch), recs, errs)
@@ -461,11 +497,23 @@ func isConnectionError(err error) bool {
 // any more, so an exactly_once sink has no open transaction by then.
 func (s *Sink) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() { close(s.closing) })
+	if s.cfg.DeliveryGuarantee == DeliveryExactlyOnce {
+		// The open round commits (or aborts) before the producers close.
+		s.txnMu.Lock()
+		if err := s.finishRounds(ctx); err != nil {
+			s.log.Infof("kafka_sink: closing: %v", err)
+		}
+		s.txnMu.Unlock()
+	}
 	s.mu.Lock()
-	cl := s.mu.client
-	s.mu.client, s.mu.closed = nil, true
+	cl, spare := s.mu.client, s.mu.spare
+	s.mu.client, s.mu.spare, s.mu.closed = nil, nil, true
 	s.mu.Unlock()
+	if spare != nil {
+		defer spare.Close()
+	}
 	if cl == nil {
+		s.flowCancel()
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
@@ -475,11 +523,19 @@ func (s *Sink) Close(ctx context.Context) error {
 			n, s.cfg.Conn.SeedBrokers, s.cfg.Timeout, FieldTimeout)
 	}
 	err := cl.Flush(ctx)
+	s.flowCancel()
 	cl.Close()
 	if err != nil {
 		return fmt.Errorf("kafka_sink: flushing before close: %w", err)
 	}
 	return nil
+}
+
+// closed reports whether Close was called.
+func (s *Sink) closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.closed
 }
 
 // logEnding logs (info), when the run starts to end, what the sink still

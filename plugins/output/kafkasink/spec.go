@@ -44,6 +44,7 @@ const (
 	FieldTransactionalIDPrefix = "transactional_id_prefix"
 	FieldTransactionalIDSuffix = "transactional_id_suffix"
 	FieldTransactionTimeout    = "transaction_timeout"
+	FieldCommitInterval        = "commit_interval"
 	FieldPartition             = "partition"
 	FieldPartitionExpression   = "partition_expression"
 	FieldWriterIndex           = "writer_index"
@@ -64,6 +65,7 @@ const (
 
 	defaultTransactionalIDSuffix = "0"
 	defaultTransactionTimeout    = "1m"
+	defaultCommitInterval        = "1s"
 )
 
 // Bounds of max_message_bytes: franz-go refuses batches under 512 bytes, and a
@@ -103,7 +105,18 @@ The producer is initialised when the output connects, before the first batch,
 which fences any earlier producer with the same id (a previous run of this
 process) and makes the broker abort that producer's open transaction.
 
-Each batch is one transaction: the `+"`batching`"+` policy plays the role of
+Records read from a `+"`kafka_source`"+` on the same cluster (with a consumer group)
+flow as in Flink between checkpoints: each batch is written into the open
+transaction and acknowledged at once (the source holds back its offsets, not the
+records), and the transaction commits every `+"`commit_interval`"+` (default `+"`1s`"+`, Flink's
+`+"`execution.checkpointing.interval`"+`) together with the source offsets. While it
+commits, the next transaction fills on a second producer, transactional id
+`+"`<transactional_id_prefix>-<transactional_id_suffix>-1`"+` (both are initialised,
+and so fence their predecessors, at connect). Any failure aborts the failing
+transaction and the open one, and the source reads again from its committed
+offsets (docs/exactly-once.md).
+
+Batches from other inputs are one transaction each: the `+"`batching`"+` policy plays the role of
 Flink's checkpoint interval (count, byte size, period). All records of a batch
 become visible to `+"`read_committed`"+` readers together, and the batch is
 acknowledged to the input only after the commit succeeded. If a record is not
@@ -407,6 +420,19 @@ With exactly_once:
 					"(default 15m); a refused value ends the run at connect (exit 1) naming both. Only used with exactly_once. Default `1m`. "+
 					"Flink option: `properties.transaction.timeout.ms`.").
 				Default(defaultTransactionTimeout).
+				Advanced(),
+			service.NewDurationField(FieldCommitInterval).
+				Description("With `exactly_once`, how often the transaction that records from a `kafka_source` flow into is "+
+					"committed, with the source offsets (Go duration, at least 1ms, shorter than `transaction_timeout`). "+
+					"Records are written as they arrive and acknowledged to the source at once; they become visible to "+
+					"read_committed readers when their transaction commits, so this is also the latency those readers see. "+
+					"While one transaction commits the next fills on a second transactional producer. Longer intervals "+
+					"cost the broker less per record; shorter ones show records sooner and replay less after a crash. "+
+					"Batches from other inputs (and `event_window` results) are still one transaction each. Default `1s`. "+
+					"Flink option: `execution.checkpointing.interval` (the checkpoint interval, at which Flink's KafkaSink "+
+					"commits its transactions).").
+				Examples("1s", "200ms", "10s").
+				Default(defaultCommitInterval).
 				Advanced(),
 			service.NewIntField(FieldMaxInFlight).
 				Description("Number of batches written in parallel (count, at least 1). Default `1`: one batch at a time, so that "+

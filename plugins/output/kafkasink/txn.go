@@ -39,19 +39,17 @@ func isFenced(err error) bool {
 // the first batch, so that a refused transaction timeout or a missing ACL fails
 // Connect, and so that the broker fences any predecessor with the same
 // transactional id and aborts its open transaction now.
-func (s *Sink) initProducer(ctx context.Context, cl *kgo.Client) error {
-	id := s.cfg.TransactionalID()
+func (s *Sink) initProducer(ctx context.Context, cl *kgo.Client, id string) error {
 	pid, epoch, err := cl.ProducerID(ctx)
 	if err != nil {
-		return s.describeInitError(ctx, cl, err)
+		return s.describeInitError(ctx, cl, id, err)
 	}
 	s.log.Infof("kafka_sink: transactional producer %q ready (producer id %d, epoch %d, transaction timeout %v)",
 		id, pid, epoch, s.cfg.TransactionTimeout)
 	return nil
 }
 
-func (s *Sink) describeInitError(ctx context.Context, cl *kgo.Client, err error) error {
-	id := s.cfg.TransactionalID()
+func (s *Sink) describeInitError(ctx context.Context, cl *kgo.Client, id string, err error) error {
 	switch {
 	case errors.Is(err, kerr.InvalidTransactionTimeout):
 		var limit string
@@ -126,6 +124,16 @@ func brokerMaxTimeout(ctx context.Context, cl *kgo.Client) (int64, error) {
 func (s *Sink) writeTransaction(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
 	s.txnMu.Lock()
 	defer s.txnMu.Unlock()
+	if srcs, ok := s.holdable(batch, nil, true); ok {
+		recs, errs := s.buildRecords(batch)
+		if countFailed(errs) == 0 {
+			return s.writeRound(ctx, batch, recs, srcs)
+		}
+	}
+	// One transaction for this batch, after every round before it.
+	if err := s.finishRounds(ctx); err != nil {
+		return err
+	}
 
 	var (
 		notOwned map[txnoffsets.TopicPartition]error
@@ -347,11 +355,21 @@ func (s *Sink) abort(ctx context.Context, cl *kgo.Client, batch service.MessageB
 func (s *Sink) producerLost(cl *kgo.Client, during string, cause error) error {
 	id := s.cfg.TransactionalID()
 	s.mu.Lock()
-	if s.mu.client == cl {
-		s.mu.client = nil
+	var spare *kgo.Client
+	if s.mu.client == cl || s.mu.spare == cl {
+		// The pool is replaced as a whole (Connect initialises both).
+		if s.mu.client != cl {
+			spare = s.mu.client
+		} else {
+			spare = s.mu.spare
+		}
+		s.mu.client, s.mu.spare = nil, nil
 	}
 	s.mu.Unlock()
 	cl.Close()
+	if spare != nil {
+		spare.Close()
+	}
 	if kafkaconn.Classify(cause) == kafkaconn.Permanent {
 		err := fmt.Errorf("transactional producer %q failed while %s: %w: %s", id, during, cause, permanentHint(cause))
 		s.endRun(err)

@@ -317,8 +317,10 @@ func (s *Sink) txnOffsetCommit(ctx context.Context, cl *kgo.Client, id string, p
 }
 
 // topicIDs returns the topic id of each topic, from a cache filled by
-// metadata requests. Called with txnMu held.
+// metadata requests.
 func (s *Sink) topicIDs(ctx context.Context, cl *kgo.Client, topics []string) (map[string][16]byte, error) {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
 	out := make(map[string][16]byte, len(topics))
 	var missing []string
 	for _, t := range topics {
@@ -352,7 +354,11 @@ func (s *Sink) topicIDs(ctx context.Context, cl *kgo.Client, topics []string) (m
 	return out, nil
 }
 
-func (s *Sink) forgetTopicID(topic string) { delete(s.topicIDCache, topic) }
+func (s *Sink) forgetTopicID(topic string) {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	delete(s.topicIDCache, topic)
+}
 
 // offsetsCommitted tells each emitter and each source what its
 // transaction committed.

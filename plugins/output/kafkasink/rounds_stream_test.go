@@ -1,0 +1,235 @@
+package kafkasink_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	_ "github.com/connectd/connectd/plugins/input/kafkasource"
+	_ "github.com/connectd/connectd/plugins/output/kafkasink"
+)
+
+// TestRoundsOlderFailureAbortsNewer runs kafka_source -> exactly-once
+// kafka_sink on kfake with transactions by interval. The first transaction's
+// offset commit is held while the next transaction fills on the other
+// producer, then refused: the older transaction aborts, the newer one is
+// aborted with it, and the source reads again from the committed offsets. A
+// read_committed reader sees every input record exactly once, in per-key
+// order.
+func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
+	t.Parallel()
+	const (
+		n    = 6000
+		keys = 16
+	)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "in", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+
+	var (
+		mu      sync.Mutex
+		failed  bool
+		aborted = map[string]int{} // transactional id -> EndTxn aborts
+		// openWhileFailing: the other producer had records in an open
+		// transaction when the first one's offsets were refused.
+		producedOther bool
+		failing       string
+	)
+	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		if failed {
+			mu.Unlock()
+			return nil, nil, false
+		}
+		failed = true
+		r := req.(*kmsg.TxnOffsetCommitRequest)
+		failing = r.TransactionalID
+		mu.Unlock()
+		// Let the next transaction fill meanwhile.
+		c.SleepControl(func() {
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				mu.Lock()
+				other := producedOther
+				mu.Unlock()
+				if other {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.NewTxnOffsetCommitResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.RebalanceInProgress.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		r := req.(*kmsg.ProduceRequest)
+		mu.Lock()
+		if failed && r.TransactionID != nil && *r.TransactionID != failing && aborted[failing] == 0 {
+			producedOther = true
+		}
+		mu.Unlock()
+		return nil, nil, false
+	})
+	c.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		r := req.(*kmsg.EndTxnRequest)
+		if !r.Commit {
+			mu.Lock()
+			aborted[r.TransactionalID]++
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+
+	// Input: per key, values 0, 1, 2, ... in order.
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Key: []byte("k" + strconv.Itoa(i%keys)), Value: []byte(strconv.Itoa(i / keys))})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// The input arrives over a second or so, so that transactions follow
+	// each other while records flow.
+	produced := make(chan error, 1)
+	go func() {
+		for len(recs) > 0 {
+			k := min(100, len(recs))
+			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			recs = recs[k:]
+			time.Sleep(10 * time.Millisecond)
+		}
+		produced <- nil
+	}()
+	defer func() {
+		if err := <-produced; err != nil {
+			t.Errorf("producing the input: %v", err)
+		}
+	}()
+
+	b := service.NewStreamBuilder()
+	b.SetThreads(1)
+	for _, step := range []struct {
+		add  func(string) error
+		yaml string
+	}{
+		{b.AddInputYAML, fmt.Sprintf(`
+kafka_source:
+  seed_brokers: [ %q ]
+  topics: [ in ]
+  consumer_group: rounds
+  batch_size: 50
+  commit_period: 20ms
+  fetch_max_wait: 50ms
+`, addr)},
+		{b.AddOutputYAML, fmt.Sprintf(`
+kafka_sink:
+  seed_brokers: [ %q ]
+  topic: out
+  key: ${! @kafka_key }
+  delivery_guarantee: exactly_once
+  transactional_id_prefix: rounds
+  commit_interval: 100ms
+`, addr)},
+		{b.SetLoggerYAML, "level: none"},
+	} {
+		if err := step.add(step.yaml); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stream, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- stream.Run(ctx) }()
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = stream.Stop(sctx)
+		<-runErr
+	}()
+
+	// Read committed until every input is there, then a little longer to
+	// see any duplicate.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("out"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	seen := map[string]int{}
+	last := map[string]int{}
+	got := 0
+	var settle time.Time
+	for settle.IsZero() || time.Now().Before(settle) {
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records before the deadline", got, n)
+		}
+		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		fs := cl.PollFetches(pctx)
+		pcancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			k := string(r.Key)
+			v, _ := strconv.Atoi(string(r.Value))
+			id := k + "/" + string(r.Value)
+			seen[id]++
+			if seen[id] > 1 {
+				t.Errorf("record %s read %d times", id, seen[id])
+			}
+			if prev, ok := last[k]; ok && v != prev+1 {
+				t.Errorf("key %s: %d after %d", k, v, prev)
+			}
+			last[k] = v
+			got++
+		})
+		if got >= n && settle.IsZero() {
+			settle = time.Now().Add(time.Second)
+		}
+	}
+	if got != n || len(seen) != n {
+		t.Fatalf("read %d records (%d distinct), want %d exactly once", got, len(seen), n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !failed {
+		t.Fatal("no transaction committed offsets: the fault was never injected")
+	}
+	if !producedOther {
+		t.Fatal("the next transaction did not fill while the first one committed: nothing overlapped")
+	}
+	if len(aborted) < 2 {
+		t.Fatalf("EndTxn aborts per transactional id %v: want the failing transaction and the newer one aborted (both producers)", aborted)
+	}
+}
