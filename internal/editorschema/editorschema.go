@@ -131,7 +131,7 @@ func Generate(schema *service.ConfigSchema) ([]byte, error) {
 				continue
 			}
 			name := s.typ + "." + c.Name
-			sch := valueSchema(c.Config)
+			sch := kindSchema(c.Config)
 			if sum := strings.TrimSpace(c.Summary); sum != "" {
 				sch["description"] = sum
 			}
@@ -156,20 +156,25 @@ func Generate(schema *service.ConfigSchema) ([]byte, error) {
 
 func ref(def string) map[string]any { return map[string]any{"$ref": "#/definitions/" + def} }
 
+// kindSchema is the schema of a field's value by its kind: one value, a
+// list, a list of lists or a map of them (a component's config has a kind
+// too: `switch` takes a list).
+func kindSchema(f field) map[string]any {
+	switch f.Kind {
+	case "array":
+		return map[string]any{"type": "array", "items": valueSchema(f)}
+	case "2darray":
+		return map[string]any{"type": "array", "items": map[string]any{"type": "array", "items": valueSchema(f)}}
+	case "map":
+		return map[string]any{"type": "object", "additionalProperties": valueSchema(f)}
+	}
+	return valueSchema(f)
+}
+
 // fieldSchema is the schema of a field with its docs: description,
 // default, examples, enum descriptions.
 func fieldSchema(f field) map[string]any {
-	var s map[string]any
-	switch f.Kind {
-	case "array":
-		s = map[string]any{"type": "array", "items": valueSchema(f)}
-	case "2darray":
-		s = map[string]any{"type": "array", "items": map[string]any{"type": "array", "items": valueSchema(f)}}
-	case "map":
-		s = map[string]any{"type": "object", "additionalProperties": valueSchema(f)}
-	default:
-		s = valueSchema(f)
-	}
+	s := kindSchema(f)
 	if d := strings.TrimSpace(f.Description); d != "" {
 		s["description"] = d
 		s["markdownDescription"] = d
