@@ -22,7 +22,9 @@ import (
 //     offsets committed in each transaction (the practical limit for Go);
 //   - raw franz-go, non-transactional: produce a batch, flush, commit the
 //     consumed offsets (at-least-once);
-//   - connectd kafka_source -> kafka_sink, delivery_guarantee exactly_once;
+//   - connectd kafka_source -> kafka_sink, delivery_guarantee exactly_once
+//     with `commit_interval` the shape's period (its transactions end by
+//     time only; the 10k-record shape's are larger than the raw copy's);
 //   - connectd kafka_source -> kafka_sink, at_least_once (default
 //     max_in_flight: 1 batch, as the raw copy).
 //
@@ -337,10 +339,13 @@ func runConnectdCopy(ctx context.Context, e env, bin, in, out string, shape txnS
 	}
 	group := fmt.Sprintf("bench-copy-%d", time.Now().UnixNano())
 	// Both guarantees run with max_in_flight 1, the default (and the
-	// only value exactly_once allows).
-	var txnPrefix string
+	// only value exactly_once allows). at_least_once batches as the raw
+	// copy flushes (shape.records or shape.period); exactly_once commits a
+	// transaction every shape.period (commit_interval) and writes with the
+	// sink's default batching: its transactions end by time only.
+	sinkTail := fmt.Sprintf("\n    batching:\n      count: %d\n      period: %s", shape.records, shape.period)
 	if guarantee == "exactly_once" {
-		txnPrefix = fmt.Sprintf("\n    transactional_id_prefix: %q", group)
+		sinkTail = fmt.Sprintf("\n    transactional_id_prefix: %q\n    commit_interval: %s", group, shape.period)
 	}
 	yaml := fmt.Sprintf(`
 input:
@@ -349,17 +354,13 @@ input:
     topics: [ %[2]q ]
     consumer_group: %[3]q
     start_from: earliest
-    checkpoint_limit: %[7]d
 output:
   kafka_sink:
     seed_brokers: [ %[1]q ]
     topic: %[4]q
     key: ${! @kafka_key }
-    delivery_guarantee: %[5]s%[9]s
-    batching:
-      count: %[6]d
-      period: %[8]s
-`, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
+    delivery_guarantee: %[5]s%[6]s
+`, e.brokers, in, group, out, guarantee, sinkTail)
 	res, body, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, *copyRecords)
 	if err != nil {
 		return copyResult{}, fmt.Errorf("copying %d records: %w", *copyRecords, err)

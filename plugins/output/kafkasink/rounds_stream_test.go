@@ -19,7 +19,10 @@ import (
 )
 
 // TestRoundsOlderFailureAbortsNewer runs kafka_source -> exactly-once
-// kafka_sink on kfake with transactions by interval. The first transaction's
+// kafka_sink on kfake with transactions by interval, with the source's
+// partitions assigned by its enumerator and, in
+// TestRoundsOlderFailureAbortsNewerGroup, by the consumer group (the rewind
+// then seeks the group's own assignment). The first transaction's
 // offset commit is held while the next transaction fills on the other
 // producer, then refused: the older transaction aborts, the newer one is
 // aborted with it, and the source reads again from the committed offsets. A
@@ -27,6 +30,15 @@ import (
 // order.
 func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	t.Parallel()
+	roundsOlderFailureAbortsNewer(t, "enumerator")
+}
+
+func TestRoundsOlderFailureAbortsNewerGroup(t *testing.T) {
+	t.Parallel()
+	roundsOlderFailureAbortsNewer(t, "group")
+}
+
+func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	const (
 		n    = 6000
 		keys = 16
@@ -149,10 +161,11 @@ kafka_source:
   seed_brokers: [ %q ]
   topics: [ in ]
   consumer_group: rounds
+  assignment: %s
   batch_size: 50
   commit_period: 20ms
   fetch_max_wait: 50ms
-`, addr)},
+`, addr, assignment)},
 		{b.AddOutputYAML, fmt.Sprintf(`
 kafka_sink:
   seed_brokers: [ %q ]
