@@ -43,8 +43,14 @@ func init() {
 	}
 }
 
-// legalTopic is what Kafka accepts as a topic name.
-var legalTopic = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+// illegalTopic matches a topic name that Kafka refuses for an ASCII
+// character it does not allow (it allows letters, digits, '.', '_' and
+// '-'). Other characters are left to the brokers: Kafka refuses them too,
+// but some Kafka-compatible brokers (and kfake) accept them.
+var illegalTopic = regexp.MustCompile(`[\x00-\x2c/:-@\[-^` + "`" + `{-\x7f]`)
+
+// maxTopicLen is the longest topic name Kafka accepts, in bytes.
+const maxTopicLen = 249
 
 // partitionForm is Redpanda Connect's `topic:partition` and
 // `topic:first-last` in `topics`.
@@ -67,7 +73,7 @@ func topicNameProblems(entries []string) []error {
 }
 
 func topicNameProblem(i int, t string) error {
-	if legalTopic.MatchString(t) && t != "." && t != ".." {
+	if !illegalTopic.MatchString(t) && len(t) <= maxTopicLen && t != "." && t != ".." {
 		return nil
 	}
 	if m := partitionForm.FindStringSubmatch(t); m != nil {
@@ -85,6 +91,6 @@ func topicNameProblem(i int, t string) error {
 				"did you mean `%s: { %s: [ %s ] }` (instead of %s)?", fieldTopics, i, t, fieldPartitions, m[1], strings.Join(parts, ", "), fieldTopics)
 		}
 	}
-	return fmt.Errorf("field %s[%d]: %q is not a legal Kafka topic name (1 to 249 letters, digits, '.', '_' or '-')",
-		fieldTopics, i, t)
+	return fmt.Errorf("field %s[%d]: %q is not a legal Kafka topic name (1 to %d letters, digits, '.', '_' or '-')",
+		fieldTopics, i, t, maxTopicLen)
 }

@@ -11,7 +11,13 @@ func TestTopicNameProblems(t *testing.T) {
 		entries []string
 		want    []string
 	}{
-		{[]string{"orders", "a.b_c-1", "x,y"}, nil},
+		{[]string{"orders", "a.b_c-1", "x,y", "A-Z_0.9", "日本語"}, nil},
+		{[]string{"a/b"}, []string{`field topics[0]: "a/b" is not a legal Kafka topic name`}},
+		{[]string{"a@b"}, []string{`"a@b" is not a legal`}},
+		{[]string{"a[b"}, []string{`"a[b" is not a legal`}},
+		{[]string{"a{b"}, []string{`"a{b" is not a legal`}},
+		{[]string{"a`b"}, []string{"is not a legal"}},
+		{[]string{"a b"}, []string{"is not a legal"}},
 		{[]string{"orders", "t:0-3"}, []string{"field topics[1]: \"t:0-3\" is Redpanda Connect's topic:partitions form, not a topic name; did you mean `partitions: { t: [ 0, 1, 2, 3 ] }` (instead of topics)?"}},
 		{[]string{"t:7"}, []string{"did you mean `partitions: { t: [ 7 ] }`"}},
 		{[]string{"ok,bad name"}, []string{`field topics[0]: "bad name" is not a legal Kafka topic name`}},
