@@ -369,6 +369,11 @@ func (c Config) spareTransactionalID() string {
 	return c.TransactionalID() + "-1"
 }
 
+// unknownTopicRetries is how many metadata loads without the topic fail a
+// record (kgo.UnknownTopicRetries): about 12 s from the first, measured on
+// kfake at the client's default timings.
+const unknownTopicRetries = 9
+
 // producerOpts turns the sink's fields into client options, with part as
 // the partitioner; the connection options come from kafkaconn. Call only on a
 // validated Config.
@@ -385,6 +390,14 @@ func (c Config) producerOpts(part kgo.Partitioner) []kgo.Opt {
 		// Benthos batches in front of the sink: a batch's records are
 		// produced back to back, so waiting for more only adds latency.
 		kgo.ProducerLinger(0),
+		// A topic created just before the run can be missing from a
+		// broker's metadata for a moment (KRaft brokers apply the
+		// controller's metadata asynchronously). franz-go's default of 4
+		// metadata loads gives it about 1 s; 9 give it about 12 s (the
+		// loads after the sixth are 5 s apart, MetadataMinAge) before
+		// the records fail with UNKNOWN_TOPIC_OR_PARTITION (Java's
+		// producer waits up to max.block.ms, 60 s, for the metadata).
+		kgo.UnknownTopicRetries(unknownTopicRetries),
 	}
 	if c.AllowAutoTopicCreation {
 		opts = append(opts, kgo.AllowAutoTopicCreation())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -54,11 +55,24 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		mu      sync.Mutex
 		failed  bool
 		aborted = map[string]int{} // transactional id -> EndTxn aborts
-		// openWhileFailing: the other producer had records in an open
+		// producedOther: the other producer had records in an open
 		// transaction when the first one's offsets were refused.
 		producedOther bool
 		failing       string
+		// open: transactional ids with records produced since their
+		// last EndTxn.
+		open = map[string]bool{}
 	)
+	otherOpen := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, o := range open {
+			if o && id != failing {
+				return true
+			}
+		}
+		return false
+	}
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		mu.Lock()
@@ -74,10 +88,10 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		c.SleepControl(func() {
 			deadline := time.Now().Add(5 * time.Second)
 			for time.Now().Before(deadline) {
-				mu.Lock()
-				other := producedOther
-				mu.Unlock()
-				if other {
+				if otherOpen() {
+					mu.Lock()
+					producedOther = true
+					mu.Unlock()
 					return
 				}
 				time.Sleep(5 * time.Millisecond)
@@ -100,8 +114,8 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		c.KeepControl()
 		r := req.(*kmsg.ProduceRequest)
 		mu.Lock()
-		if failed && r.TransactionID != nil && *r.TransactionID != failing && aborted[failing] == 0 {
-			producedOther = true
+		if r.TransactionID != nil {
+			open[*r.TransactionID] = true
 		}
 		mu.Unlock()
 		return nil, nil, false
@@ -109,11 +123,12 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	c.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		r := req.(*kmsg.EndTxnRequest)
+		mu.Lock()
+		open[r.TransactionalID] = false
 		if !r.Commit {
-			mu.Lock()
 			aborted[r.TransactionalID]++
-			mu.Unlock()
 		}
+		mu.Unlock()
 		return nil, nil, false
 	})
 
@@ -130,9 +145,13 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// The input arrives over a second or so, so that transactions follow
-	// each other while records flow.
+	// each other while records flow; with a group, once the group is
+	// stable (its join can take longer than that).
 	produced := make(chan error, 1)
 	go func() {
+		for assignment == "group" && !groupStable(ctx, addr, "rounds") {
+			time.Sleep(20 * time.Millisecond)
+		}
 		for len(recs) > 0 {
 			k := min(100, len(recs))
 			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
@@ -245,4 +264,19 @@ kafka_sink:
 	if len(aborted) < 2 {
 		t.Fatalf("EndTxn aborts per transactional id %v: want the failing transaction and the newer one aborted (both producers)", aborted)
 	}
+}
+
+// groupStable reports whether group has members and a stable state.
+func groupStable(ctx context.Context, addr, group string) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
+	if err != nil {
+		return false
+	}
+	g, ok := groups[group]
+	return ok && g.Err == nil && g.State == "Stable" && len(g.Members) > 0
 }

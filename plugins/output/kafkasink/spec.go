@@ -472,7 +472,7 @@ With exactly_once:
 				Description("Ask the broker to create a topic that does not exist when a record is written to it, as the Java producer "+
 					"does by default; the broker creates it only if its `auto.create.topics.enable` is true, with its default partitions. "+
 					"A topic that does not exist and is not created (with `false`, or when the brokers do not create topics) "+
-					"ends the run (exit 1) naming the topic, after 4 metadata refreshes without it and a last check. Default `true`. "+
+					"ends the run (exit 1) naming the topic, after 9 metadata refreshes without it (about 12 s) and a last check. Default `true`. "+
 					"Flink option: `properties.allow.auto.create.topics`.").
 				Default(true).
 				Advanced(),
