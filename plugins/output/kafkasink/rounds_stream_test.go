@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"
 )
@@ -41,10 +42,11 @@ func TestRoundsOlderFailureAbortsNewerGroup(t *testing.T) {
 
 func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	const (
-		n    = 6000
-		keys = 16
+		n             = 6000
+		keys          = 16
+		outPartitions = 4
 	)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "in", "out"))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(outPartitions, "in", "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,20 +60,22 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		// producedOther: the other producer had records in an open
 		// transaction when the first one's offsets were refused.
 		producedOther bool
+		otherProduced = make(chan struct{}) // closed when producedOther is set
 		failing       string
+		held          = make(chan struct{}) // closed when failed is set
 		// open: transactional ids with records produced since their
 		// last EndTxn.
 		open = map[string]bool{}
 	)
-	otherOpen := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
+	// otherOpen sets producedOther if a transaction other than the failing
+	// one has records. Called with mu held, once failed.
+	otherOpen := func() {
 		for id, o := range open {
-			if o && id != failing {
-				return true
+			if o && id != failing && !producedOther {
+				producedOther = true
+				close(otherProduced)
 			}
 		}
-		return false
 	}
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
@@ -81,20 +85,17 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 			return nil, nil, false
 		}
 		failed = true
+		close(held)
 		r := req.(*kmsg.TxnOffsetCommitRequest)
 		failing = r.TransactionalID
+		otherOpen()
 		mu.Unlock()
-		// Let the next transaction fill meanwhile.
+		// Let the next transaction fill meanwhile (if it does not within
+		// 5s, the test fails below: nothing overlapped).
 		c.SleepControl(func() {
-			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) {
-				if otherOpen() {
-					mu.Lock()
-					producedOther = true
-					mu.Unlock()
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
+			select {
+			case <-otherProduced:
+			case <-time.After(5 * time.Second):
 			}
 		})
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
@@ -116,6 +117,9 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 		mu.Lock()
 		if r.TransactionID != nil {
 			open[*r.TransactionID] = true
+			if failed && aborted[failing] == 0 {
+				otherOpen()
+			}
 		}
 		mu.Unlock()
 		return nil, nil, false
@@ -144,30 +148,6 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// The input arrives over a second or so, so that transactions follow
-	// each other while records flow; with a group, once the group is
-	// stable (its join can take longer than that).
-	produced := make(chan error, 1)
-	go func() {
-		for assignment == "group" && !groupStable(ctx, addr, "rounds") {
-			time.Sleep(20 * time.Millisecond)
-		}
-		for len(recs) > 0 {
-			k := min(100, len(recs))
-			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
-				produced <- err
-				return
-			}
-			recs = recs[k:]
-			time.Sleep(10 * time.Millisecond)
-		}
-		produced <- nil
-	}()
-	defer func() {
-		if err := <-produced; err != nil {
-			t.Errorf("producing the input: %v", err)
-		}
-	}()
 
 	b := service.NewStreamBuilder()
 	b.SetThreads(1)
@@ -206,33 +186,85 @@ kafka_sink:
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- stream.Run(ctx) }()
+	var stopOnce sync.Once
+	stop := func() {
+		stopOnce.Do(func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer scancel()
+			_ = stream.Stop(sctx)
+			<-runErr
+		})
+	}
+	defer stop()
+
+	// The input arrives over a second or so, so that transactions follow
+	// each other while records flow; with a group, once the group is
+	// stable (its join can take longer than that). Its second half only
+	// once the first transaction's offset commit is held, so that the next
+	// transaction has records to fill with meanwhile, however late that
+	// commit comes.
+	if assignment == "group" {
+		eventually.True(t, 30*time.Second, "consumer group rounds to be stable", func() bool { return groupStable(ctx, addr, "rounds") })
+	}
+	produced := make(chan error, 1)
+	go func() {
+		for len(recs) > 0 {
+			if len(recs) == n/2 {
+				select {
+				case <-held:
+				case <-ctx.Done():
+					produced <- fmt.Errorf("no transaction committed offsets with half the input written: %w", ctx.Err())
+					return
+				}
+			}
+			k := min(100, len(recs))
+			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			recs = recs[k:]
+			time.Sleep(10 * time.Millisecond)
+		}
+		produced <- nil
+	}()
 	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = stream.Stop(sctx)
-		<-runErr
+		if err := <-produced; err != nil {
+			t.Errorf("producing the input: %v", err)
+		}
 	}()
 
-	// Read committed until every input is there, then a little longer to
-	// see any duplicate.
+	// Read committed until every input is there; then stop the pipeline,
+	// write a marker after all it wrote in each partition of out, and read
+	// on up to the markers: a duplicate committed at any time is seen.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("out"),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	const marker = "end"
 	seen := map[string]int{}
 	last := map[string]int{}
 	got := 0
-	var settle time.Time
-	for settle.IsZero() || time.Now().Before(settle) {
+	markers := map[int32]bool{}
+	marked := false
+	for got < n || len(markers) < outPartitions {
 		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records before the deadline", got, n)
+			t.Fatalf("read %d of %d records and the markers of partitions %v before the deadline", got, n, markers)
+		}
+		if got >= n && !marked {
+			stop()
+			writeMarkers(ctx, t, addr, "out", outPartitions, marker)
+			marked = true
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		fs := cl.PollFetches(pctx)
 		pcancel()
 		fs.EachRecord(func(r *kgo.Record) {
+			if r.Key == nil && string(r.Value) == marker {
+				markers[r.Partition] = true
+				return
+			}
 			k := string(r.Key)
 			v, _ := strconv.Atoi(string(r.Value))
 			id := k + "/" + string(r.Value)
@@ -246,9 +278,6 @@ kafka_sink:
 			last[k] = v
 			got++
 		})
-		if got >= n && settle.IsZero() {
-			settle = time.Now().Add(time.Second)
-		}
 	}
 	if got != n || len(seen) != n {
 		t.Fatalf("read %d records (%d distinct), want %d exactly once", got, len(seen), n)
@@ -279,4 +308,20 @@ func groupStable(ctx context.Context, addr, group string) bool {
 	}
 	g, ok := groups[group]
 	return ok && g.Err == nil && g.State == "Stable" && len(g.Members) > 0
+}
+
+// writeMarkers writes a record of value marker, without a key, to each
+// partition of topic.
+func writeMarkers(ctx context.Context, t *testing.T, addr, topic string, partitions int, marker string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for p := range int32(partitions) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(marker)}).FirstErr(); err != nil {
+			t.Fatalf("writing the marker to %s/%d: %v", topic, p, err)
+		}
+	}
 }
