@@ -10,6 +10,5 @@ func CompatHints() map[string]string {
 		FieldSASL: fmt.Sprintf("connectd takes one mechanism, as an object (`%s: { %s: %s, %s: ..., %s: ... }`), "+
 			"not Redpanda Connect's list: keep the one entry the brokers accept",
 			FieldSASL, FieldSASLMechanism, MechanismScramSHA512, FieldSASLUsername, FieldSASLPassword),
-		"rack_id": "connectd does not fetch from follower replicas; leave it out",
 	}
 }

@@ -28,6 +28,9 @@ func compatHints() map[string]string {
 			fieldStartFrom, StartEarliest, StartLatest, StartCommitted, StartTimestamp, StartOffsets),
 		"transaction_isolation_level": fmt.Sprintf("write `%s` (%s, the default, or %s)", fieldIsolationLevel, ReadCommitted, ReadUncommitted),
 		"batching":                    fmt.Sprintf("kafka_source hands out batches of up to `%s` records as they are fetched; a Benthos batching policy goes on the output", fieldBatchSize),
+		"instance_id":                 fmt.Sprintf("write `%s` (static group membership)", fieldGroupInstanceID),
+		"heartbeat_interval":          fmt.Sprintf("write `%s`", fieldHeartbeatInterval),
+		"session_timeout":             fmt.Sprintf("write `%s`", fieldSessionTimeout),
 		"auto_replay_nacks":           "kafka_source always delivers a rejected batch again, before anything newer; route records that must not be retried with `catch` or `switch` instead",
 	} {
 		h[k] = v

@@ -46,6 +46,13 @@ const (
 	fieldAssignment        = "assignment"
 	fieldSessionTimeout    = "group_session_timeout"
 	fieldGroupProtocol     = "group_protocol"
+
+	fieldFetchMinBytes          = "fetch_min_bytes"
+	fieldFetchMaxBytes          = "fetch_max_bytes"
+	fieldFetchMaxPartitionBytes = "fetch_max_partition_bytes"
+	fieldRackID                 = "rack_id"
+	fieldHeartbeatInterval      = "group_heartbeat_interval"
+	fieldGroupInstanceID        = "group_instance_id"
 )
 
 // Defaults, declared once: the spec uses them, and the tests.
@@ -62,6 +69,10 @@ const (
 	defaultDiscoveryInterval = "5m"
 	defaultAssignment        = AssignmentEnumerator
 	defaultSessionTimeout    = "45s"
+
+	defaultFetchMinBytes          = 1
+	defaultFetchMaxBytes          = 50 << 20
+	defaultFetchMaxPartitionBytes = 1 << 20
 )
 
 // Metadata keys set on every message. The names match Benthos's own Kafka
@@ -493,6 +504,42 @@ With a watermark:
 					"It also bounds how long a partition resumed after `checkpoint_limit` may wait for its next fetch. "+
 					"Default `500ms`. Flink option: `properties.fetch.max.wait.ms`.").
 				Default(defaultFetchMaxWait).
+				Advanced(),
+			service.NewIntField(fieldFetchMinBytes).
+				Description("Fewest bytes the broker gathers for a fetch before it answers (up to `fetch_max_wait`). Default `1` (bytes): "+
+					"answer as soon as there is data. Raise it to trade latency for fewer, larger fetches. "+
+					"Flink option: `properties.fetch.min.bytes`.").
+				Default(defaultFetchMinBytes).
+				Advanced(),
+			service.NewIntField(fieldFetchMaxBytes).
+				Description("Most bytes one fetch response may hold, over all its partitions (a record batch larger than this is still "+
+					"returned whole, so reading makes progress). Default `52428800` (bytes, 50 MiB). "+
+					"Flink option: `properties.fetch.max.bytes`.").
+				Default(defaultFetchMaxBytes).
+				Advanced(),
+			service.NewIntField(fieldFetchMaxPartitionBytes).
+				Description("Most bytes one fetch response may hold for one partition (a larger record batch is still returned whole). "+
+					"Default `1048576` (bytes, 1 MiB). Flink option: `properties.max.partition.fetch.bytes`.").
+				Default(defaultFetchMaxPartitionBytes).
+				Advanced(),
+			service.NewStringField(fieldRackID).
+				Description("The rack of this process: with brokers that have a `replica.selector.class` (KIP-392), records are fetched "+
+					"from a replica in the same rack instead of the leader. Default empty (fetch from leaders). "+
+					"Flink option: `properties.client.rack`.").
+				Default("").
+				Advanced(),
+			service.NewDurationField(fieldHeartbeatInterval).
+				Description("With `assignment: group` and `group_protocol: classic`: time between a member's heartbeats to the group "+
+					"coordinator (Go duration); must be below `group_session_timeout`. Default: a third of `group_session_timeout`, "+
+					"at most `3s` (the Java client's default). Flink option: `properties.heartbeat.interval.ms`.").
+				Optional().
+				Advanced(),
+			service.NewStringField(fieldGroupInstanceID).
+				Description("With `assignment: group`: the static member id (KIP-345). A member that restarts within "+
+					"`group_session_timeout` under the same id gets its partitions back without a rebalance. Give each process its own; "+
+					"with several `readers`, reader `i` above 0 uses `<id>-<i>`. Default empty (dynamic membership). "+
+					"Flink option: `properties.group.instance.id`.").
+				Default("").
 				Advanced(),
 			service.NewStringListField(fieldMetadataKeys).
 				Description("Metadata set on each message: any of the names in the Metadata section, and `headers` for the record "+

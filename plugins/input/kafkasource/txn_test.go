@@ -190,29 +190,6 @@ func TestSourceGroupPrepareNamesMember(t *testing.T) {
 	}
 }
 
-// BenchmarkBuildMessages measures what attaching the origin costs per
-// message (compare origin=false).
-func BenchmarkBuildMessages(b *testing.B) {
-	recs := make([]*kgo.Record, 500)
-	lags := make([]int64, len(recs))
-	for i := range recs {
-		recs[i] = &kgo.Record{Topic: "t", Partition: 1, Offset: int64(i), Key: []byte("key"), Value: make([]byte, 200)}
-	}
-	for _, tc := range []struct {
-		name   string
-		origin txnoffsets.Source
-	}{{"origin=false", nil}, {"origin=true", &session{}}} {
-		b.Run(tc.name, func(b *testing.B) {
-			fb := newFetchedBatch(recs, lags, &messageBuilder{meta: metaAll, origin: tc.origin})
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = fb.buildMessages()
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/msg")
-		})
-	}
-}
-
 // kafka_source -> kafka_sink exactly_once on one kfake cluster, pairing by
 // themselves: a batch that reaches the sink before an earlier batch of the
 // same partition commits its records but not past the earlier one (the

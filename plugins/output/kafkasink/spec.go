@@ -40,6 +40,7 @@ const (
 	FieldMaxMessageBytes   = "max_message_bytes"
 	FieldTimeout           = "timeout"
 	FieldAutoCreateTopics  = "allow_auto_topic_creation"
+	FieldAcks              = "acks"
 
 	FieldTransactionalIDPrefix = "transactional_id_prefix"
 	FieldTransactionalIDSuffix = "transactional_id_suffix"
@@ -455,6 +456,13 @@ With exactly_once:
 					"input batch is one transaction). Units: `count` in messages, `byte_size` in bytes, `period` a Go duration. "+
 					"Flink option: with exactly-once, the checkpoint interval (`execution.checkpointing.interval`); otherwise "+
 					"`properties.linger.ms` / `properties.batch.size`."),
+			service.NewStringEnumField(FieldAcks, string(AcksAll), string(AcksLeader), string(AcksNone)).
+				Description("Acknowledgements a write waits for: `all` (every in-sync replica), `1` (the partition leader only) or `0` "+
+					"(none: a record counts as written once sent). Must be `all` with `at_least_once` and `exactly_once`, which use the "+
+					"idempotent producer (it needs `all`, and keeps per-partition order across retries). Default: `all`, and `1` with "+
+					"`delivery_guarantee: none`. Flink option: `properties.acks` (`-1` is `all`).").
+				Optional().
+				Advanced(),
 			service.NewStringEnumField(FieldCompression,
 				string(CompressionNone), string(CompressionGzip), string(CompressionSnappy), string(CompressionLZ4), string(CompressionZstd)).
 				Description("Compression codec of record batches. Default `none`. Flink option: `properties.compression.type`.").
