@@ -294,7 +294,8 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.Assignment = Assignment(str(fieldAssignment))
 	c.SessionTimeout = duration(fieldSessionTimeout, defaultSessionTimeout)
 	c.GroupProtocol = GroupProtocol(str(fieldGroupProtocol))
-	if conf.Contains(fieldHeartbeatInterval) {
+	// Empty, as `connectd create` prints the optional field, is unset.
+	if s, _ := conf.FieldString(fieldHeartbeatInterval); conf.Contains(fieldHeartbeatInterval) && s != "" {
 		c.HeartbeatInterval = duration(fieldHeartbeatInterval, "3s")
 	}
 	c.GroupInstanceID = str(fieldGroupInstanceID)
