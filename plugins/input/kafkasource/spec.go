@@ -191,7 +191,8 @@ metadata columns read the fetched record itself, as Flink's do, not the message 
 record header (one named `+"`kafka_...`"+` too), and `+"`timestamp`"+` of a record without a timestamp type (a v0 message,
 written before Kafka 0.10) is Kafka's NO_TIMESTAMP, -1 ms, as in Flink. The metadata below is still set as
 `+"`metadata_keys`"+` selects it; a table declares no extra keys. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
-`+"`kafka_source_skipped`"+`; with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
+`+"`kafka_source_skipped`"+`, except with the value format `+"`raw`"+`, where it is a row whose value column is null (as in
+Flink, whose raw format writes a null column as a tombstone); with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
 and `+"`kafka_tombstone_message`"+` is true (set on every message of an `+"`upsert-kafka`"+` table, whatever
 `+"`metadata_keys`"+` says: it is the row's kind, which `+"`kafka_sink`"+` writes back as a tombstone); an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
 follows `+"`on_error`"+`.
