@@ -54,6 +54,7 @@ type sourceMetrics struct {
 	fetchErrors    *service.MetricCounter
 	offsetResets   *service.MetricCounter
 	wm             wmMetrics
+	progress       progressMetrics
 }
 
 func newSourceMetrics(m *service.Metrics) sourceMetrics {
@@ -72,6 +73,7 @@ func newSourceMetrics(m *service.Metrics) sourceMetrics {
 		fetchErrors:    m.NewCounter("kafka_source_fetch_errors", "topic", "partition"),
 		offsetResets:   m.NewCounter("kafka_source_offset_resets", "topic", "partition"),
 		wm:             newWMMetrics(m),
+		progress:       newProgressMetrics(m),
 	}
 }
 
