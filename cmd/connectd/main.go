@@ -19,6 +19,7 @@ import (
 	"github.com/connectd/connectd/internal/devbroker"
 	"github.com/connectd/connectd/internal/distribution"
 	"github.com/connectd/connectd/internal/halt"
+	"github.com/connectd/connectd/internal/memlimit"
 	"github.com/connectd/connectd/internal/speclint"
 	_ "github.com/connectd/connectd/plugins/bundle"
 )
@@ -41,6 +42,9 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(defaultGCPercent)
 	}
+	// Without GOMEMLIMIT: from the cgroup's limit, else from the inputs'
+	// and outputs' byte bounds as they are built (README, Memory).
+	memlimit.Init()
 	// A component that cannot go on (internal/halt) asks for Benthos's
 	// graceful shutdown, in which outputs abort their open transactions; the
 	// run then exits 1 with the error.

@@ -82,7 +82,19 @@ once `+"`checkpoint_limit`"+` (default 8192) of its records are unacknowledged. 
 so set `+"`checkpoint_limit`"+` above the records one partition delivers within a window's span (size + allowed lateness +
 max_out_of_orderness): 1000 records/s per partition in one-minute windows needs more than 65,000. The source keeps
 each unacknowledged record for redelivery, so budget memory for that many records per partition. A partition paused for
-30s is logged with this advice.
+30s is logged with this advice. Likewise `+"`max_unacknowledged_bytes`"+` (default 16 MiB over all partitions, each record
+counting its payload plus 768 bytes) must exceed what the windows of that span hold: 65,000 records of 200 bytes weigh
+about 60 MiB.
+
+### Memory
+
+Besides the input records that kafka_source keeps until the windows fire (above), the buffer holds per open window and
+key, measured by `+"`BenchmarkOpenWindowMemory`"+` (10,000 keys, live heap after a collection): about 310 bytes with
+`+"`aggregates: {n: count}`"+`, 550 bytes with four aggregates (count, sum, min, max), and about 14 bytes more for each
+further record (its batch's acknowledgement). With `+"`aggregate`"+` each record is also kept as a parsed row until
+the window fires: about 620 bytes for a window of one small JSON record (`+"`{\"amount\":42}`"+`), and 420 bytes
+for each further one; larger records cost their parsed size. 10,000 keys in one-minute windows with a count
+therefore hold about 3 MiB in the buffer.
 
 ### Exactly-once results
 

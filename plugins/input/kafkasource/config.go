@@ -143,6 +143,11 @@ type Config struct {
 	// per partition at which fetching that partition pauses. Default 8192
 	// (defaultCheckpointLimit).
 	CheckpointLimit int
+	// MaxUnackedBytes bounds the weight of the records fetched and not yet
+	// acknowledged, over all partitions of the input (budget.go): each
+	// counts its key, value and headers plus recordOverhead. Default
+	// 32 MiB (defaultMaxUnackedBytes).
+	MaxUnackedBytes int64
 	// BatchSize is the maximum number of records per batch. Default 1024.
 	BatchSize int
 	// FetchMaxWait is how long the broker may hold a fetch open. Default
@@ -280,6 +285,7 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.IsolationLevel = IsolationLevel(str(fieldIsolationLevel))
 	c.CommitPeriod = duration(fieldCommitPeriod, defaultCommitPeriod)
 	c.CheckpointLimit = integer(fieldCheckpointLimit)
+	c.MaxUnackedBytes = int64(integer(fieldMaxUnackedBytes))
 	c.BatchSize = integer(fieldBatchSize)
 	metaNames, err := conf.FieldStringList(fieldMetadataKeys)
 	keep(err)
@@ -438,6 +444,10 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("field %s: %d is below %s %d; one batch could exceed the limit, raise %s to at least %d",
 			fieldCheckpointLimit, c.CheckpointLimit, fieldBatchSize, c.BatchSize, fieldCheckpointLimit, c.BatchSize))
 	}
+	if c.MaxUnackedBytes < minUnackedBytes {
+		errs = append(errs, fmt.Errorf("field %s: must be at least %d (4 MiB: four fetches of one partition, max.partition.fetch.bytes), got %d",
+			fieldMaxUnackedBytes, minUnackedBytes, c.MaxUnackedBytes))
+	}
 	if c.Readers < 1 || c.Readers > maxReaders {
 		errs = append(errs, fmt.Errorf("field %s: must be between 1 and %d, got %d", fieldReaders, maxReaders, c.Readers))
 	}
@@ -536,7 +546,10 @@ func (c Config) clientOpts() []kgo.Opt {
 		kgo.ConsumeResetOffset(c.resetOffset()),
 		kgo.FetchMaxWait(c.FetchMaxWait),
 		kgo.FetchMinBytes(int32(c.FetchMinBytes)),
-		kgo.FetchMaxBytes(int32(c.FetchMaxBytes)),
+		// At most a quarter of max_unacknowledged_bytes: what lands
+		// after the budget paused fetching stays a fraction of it
+		// (budget.go).
+		kgo.FetchMaxBytes(c.fetchMaxBytes()),
 		kgo.FetchMaxPartitionBytes(int32(c.FetchMaxPartitionBytes)),
 		// Control records (transaction markers) come to the reader, which
 		// drops them but moves the partition's position past them, so that

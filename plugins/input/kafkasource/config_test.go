@@ -43,6 +43,12 @@ consumer_group: g
 	if c.CommitPeriod != 5*time.Second || c.CheckpointLimit != 8192 || c.BatchSize != 1024 {
 		t.Errorf("commit_period %v checkpoint_limit %d batch_size %d, want 5s 8192 1024", c.CommitPeriod, c.CheckpointLimit, c.BatchSize)
 	}
+	if c.MaxUnackedBytes != 16<<20 || c.fetchMaxBytes() != 4<<20 {
+		t.Errorf("max_unacknowledged_bytes %d (fetches of %d), want 16 MiB (fetches of 4 MiB)", c.MaxUnackedBytes, c.fetchMaxBytes())
+	}
+	if c.FetchMaxBytes = 10 << 20; c.fetchMaxBytes() != 10<<20 {
+		t.Errorf("fetch_max_bytes 10 MiB: fetches of %d, want the 10 MiB set", c.fetchMaxBytes())
+	}
 }
 
 // Every problem is reported at once, each naming its field; the lint rule
@@ -68,6 +74,11 @@ func TestConfigProblems(t *testing.T) {
 			name: "limit below batch size",
 			yaml: `{seed_brokers: [ "b:9092" ], topics: [ t ], consumer_group: g, batch_size: 100, checkpoint_limit: 10}`,
 			want: []string{"field checkpoint_limit: 10 is below batch_size 100"},
+		},
+		{
+			name: "byte bound below four fetches",
+			yaml: `{seed_brokers: [ "b:9092" ], topics: [ t ], consumer_group: g, max_unacknowledged_bytes: 1048576}`,
+			want: []string{"field max_unacknowledged_bytes: must be at least 4194304 (4 MiB: four fetches of one partition, max.partition.fetch.bytes), got 1048576"},
 		},
 		{
 			name: "group protocol without group mode",

@@ -29,6 +29,9 @@ type batchState struct {
 	delivered, outstanding bool
 	// marks is its watermark state, nil without a watermark.
 	marks *batchMarks
+	// weight is what its records count against max_unacknowledged_bytes
+	// (budget.go).
+	weight int64
 }
 
 // heldBatch is a fresh batch ReadBatch brought while a redelivery went
@@ -77,6 +80,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		keep      = make([]*kgo.Record, 0, n)
 		positions = make([]position, 0, n)
 		lags      = make([]int64, 0, n)
+		weighs    int64
 		pause     []topicPartition
 		wmParts   []*watermark.Partition
 	)
@@ -120,6 +124,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 			}
 			n++
 			size += recordBytes(r)
+			weighs += weight(r)
 			if t.fetchedIn(tp, po, r.Offset) {
 				pause = append(pause, tp)
 			}
@@ -141,12 +146,13 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 	)
 	if len(keep) > 0 {
 		b = &fetchedBatch{records: keep, positions: positions, lags: lags, build: &o.sess.build}
-		st = &batchState{}
+		st = &batchState{weight: weighs}
 		if o.wm != nil {
 			st.marks = &batchMarks{parts: wmParts}
 		}
 		o.batches[b] = st
 		o.undelivered++
+		o.charge(weighs)
 	}
 	if done := t.takeFinished(); len(done) > 0 {
 		o.progressFinished(done)
@@ -322,7 +328,7 @@ func (o *owner) finish() delivery {
 type ackReq struct{ b *fetchedBatch }
 
 func (r ackReq) handle(o *owner) {
-	delete(o.batches, r.b)
+	o.dropBatch(r.b)
 	// Resume on the goroutine that paused, so a pause decided by track
 	// cannot land after the resume that should follow it.
 	if resume := o.tracker.acked(r.b.positions); len(resume) > 0 && !o.stopped {
@@ -345,7 +351,7 @@ type nackReq struct{ b *fetchedBatch }
 
 func (r nackReq) handle(o *owner) {
 	if o.stopped {
-		delete(o.batches, r.b)
+		o.dropBatch(r.b)
 		return
 	}
 	if st := o.batches[r.b]; st != nil {
@@ -376,15 +382,17 @@ func (o *owner) stillOwned(b *fetchedBatch) *fetchedBatch {
 	case len(b.records):
 		return b
 	case 0:
-		delete(o.batches, b)
+		o.dropBatch(b)
 		return nil
 	}
 	records := make([]*kgo.Record, 0, keep)
 	lags := make([]int64, 0, keep)
 	st := o.batches[b]
 	var stamps []wmStamp
+	var kept int64
 	for i, p := range b.positions {
 		if o.tracker.has(p.tp) {
+			kept += weight(b.records[i])
 			records = append(records, b.records[i])
 			lags = append(lags, b.lags[i])
 			if st != nil && st.marks != nil && st.marks.stamps != nil {
@@ -399,6 +407,8 @@ func (o *owner) stillOwned(b *fetchedBatch) *fetchedBatch {
 			// Stamped already: the partitions are only for stamping.
 			st.marks.stamps, st.marks.parts = stamps, make([]*watermark.Partition, len(records))
 		}
+		o.refund(st.weight - kept)
+		st.weight = kept
 		o.batches[nb] = st
 	}
 	return nb

@@ -15,8 +15,9 @@ import (
 // This file is a session's owner: the one goroutine that owns the session's
 // state, as kfake's run loop owns a fake cluster's. It holds the splits and
 // which reader fetches each, the offset tracker, the watermark partitions,
-// the pauses (checkpoint_limit and alignment), the redelivery queue, the
-// window state restored from the committed offsets and the commit state.
+// the pauses (checkpoint_limit, max_unacknowledged_bytes and alignment), the
+// redelivery queue, the window state restored from the committed offsets and
+// the commit state.
 // Nothing else touches them, so none of it is locked.
 //
 // Everyone else sends the owner a request (a type with a handle method, run
@@ -111,6 +112,10 @@ type owner struct {
 	// (windows.go); published to readers through session.restored.
 	restored *restoredWindows
 
+	// budget is the weight of the records not yet acknowledged against
+	// max_unacknowledged_bytes (budget.go).
+	budget byteBudget
+
 	commits   commitState
 	discovery discoveryState
 	quiet     quietState
@@ -135,6 +140,7 @@ func newOwner(sess *session, a assignment, h *halt.Run) *owner {
 		tracker:  newOffsetTracker(sess.conf.CheckpointLimit),
 		readerOf: map[topicPartition]int{},
 		batches:  map[*fetchedBatch]*batchState{},
+		budget:   byteBudget{limit: sess.conf.MaxUnackedBytes},
 	}
 	o.commits.lastRefresh = time.Now()
 	if sess.wm != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/memlimit"
 )
 
 // errClosed is returned by Connect after Close.
@@ -45,6 +46,7 @@ type sourceMetrics struct {
 	commits        *service.MetricCounter
 	commitFailures *service.MetricCounter
 	unacked        *service.MetricGauge
+	unackedBytes   *service.MetricGauge
 	lag            *service.MetricGauge
 	offset         *service.MetricGauge
 	committed      *service.MetricGauge
@@ -63,6 +65,7 @@ func newSourceMetrics(m *service.Metrics) sourceMetrics {
 		commits:        m.NewCounter("kafka_source_commits", "topic"),
 		commitFailures: m.NewCounter("kafka_source_commit_failures", "topic"),
 		unacked:        m.NewGauge("kafka_source_unacked_records", "topic", "partition"),
+		unackedBytes:   m.NewGauge("kafka_source_unacked_bytes"),
 		lag:            m.NewGauge("kafka_source_lag", "topic", "partition"),
 		offset:         m.NewGauge("kafka_source_offset", "topic", "partition"),
 		committed:      m.NewGauge("kafka_source_committed_offset", "topic", "partition"),
@@ -100,6 +103,9 @@ type source struct {
 	// rows decodes the records into rows of the table, nil without one;
 	// made once, so that its bad-record counters and log span sessions.
 	rows *tableRows
+	// releaseMemory takes max_unacknowledged_bytes off the process's
+	// memory limit, at Close.
+	releaseMemory func()
 	// missingSince is when a Connect first found a configured topic or
 	// partition missing, zero if the last one did not (errors.go); Connect's
 	// goroutine only.
@@ -116,6 +122,9 @@ func newSource(conf Config, mgr *service.Resources) *source {
 		metrics: newSourceMetrics(mgr.Metrics()),
 		halt:    halt.For(mgr),
 		rows:    newTableRows(conf, mgr),
+		// The bound is part of the process's memory limit
+		// (internal/memlimit) while the input lives.
+		releaseMemory: memlimit.Reserve(conf.MaxUnackedBytes),
 	}
 }
 
@@ -250,6 +259,7 @@ func (s *source) holdHalted(ctx context.Context) (service.MessageBatch, service.
 // finalCommitTimeout) and closes the clients.
 func (s *source) Close(ctx context.Context) error {
 	s.closed.Store(true)
+	s.releaseMemory()
 	sess := s.cur.Swap(nil)
 	if sess == nil {
 		return nil

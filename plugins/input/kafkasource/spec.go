@@ -31,6 +31,7 @@ const (
 	fieldIsolationLevel    = "isolation_level"
 	fieldCommitPeriod      = "commit_period"
 	fieldCheckpointLimit   = "checkpoint_limit"
+	fieldMaxUnackedBytes   = "max_unacknowledged_bytes"
 	fieldBatchSize         = "batch_size"
 	fieldFetchMaxWait      = "fetch_max_wait"
 	fieldMetadataKeys      = "metadata_keys"
@@ -62,6 +63,7 @@ const (
 	defaultIsolationLevel    = ReadCommitted
 	defaultCommitPeriod      = "5s"
 	defaultCheckpointLimit   = 8192
+	defaultMaxUnackedBytes   = 16 << 20
 	defaultBatchSize         = 1024
 	defaultFetchMaxWait      = "500ms"
 	defaultStopAt            = StopNone
@@ -142,7 +144,8 @@ this input reads it back, so that the buffer drops replayed records of windows a
 (docs/exactly-once.md). Such partitions are then committed only by the sink's transactions while their records
 are in flight: to reuse the consumer group for another pipeline, reset its offsets first.
 
-Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, which bounds memory.
+Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, and every partition
+pauses while the records not yet acknowledged weigh `+"`max_unacknowledged_bytes`"+` (32 MiB), which bounds memory.
 
 Transaction control markers (and, under `+"`read_committed`"+`, records of aborted transactions) are never
 delivered, but the position of their partition moves past them: the committed offset of a partition whose
@@ -276,6 +279,7 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 - `+"`kafka_source_committed_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the last offset committed to the group.
 - `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, `+"`topic`"+`): partition offsets committed or refused.
 - `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
+- `+"`kafka_source_unacked_bytes`"+` (gauge): what the records fetched and not yet acknowledged weigh against `+"`max_unacknowledged_bytes`"+` (payload plus 768 bytes each), over all partitions; fetching pauses while it is at the bound.
 - `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
 - `+"`kafka_source_offset_resets`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): fetch positions that fell out of range (for example deleted by
@@ -482,7 +486,8 @@ With a watermark:
 			service.NewIntField(fieldCheckpointLimit).
 				Description("Number of records per partition that may be fetched and not yet acknowledged; at this limit fetching "+
 					"that partition pauses until acknowledgements bring it below. Bounds memory: roughly "+
-					"partitions x limit x record size. Must be at least `batch_size`. Default `8192` (records): at 1024 a partition "+
+					"partitions x limit x record size, and `max_unacknowledged_bytes` bounds the sum over all partitions in bytes. "+
+					"Must be at least `batch_size`. Default `8192` (records): at 1024 a partition "+
 					"paused after every batch and throughput halved in `make bench`; lower it for large records. "+
 					"Behind an `event_window` buffer, which holds a window's records unacknowledged until the window fires, it must exceed "+
 					"the records one partition delivers within a window's span (size + allowed lateness + max_out_of_orderness), or the "+
@@ -494,6 +499,25 @@ With a watermark:
 					"written, not a transaction. "+
 					"Flink has no direct equivalent (its bound is `source.reader.element.queue.capacity` and checkpoint alignment).").
 				Default(defaultCheckpointLimit).
+				Advanced(),
+			service.NewIntField(fieldMaxUnackedBytes).
+				Description("Bytes of records that may be fetched and not yet acknowledged, over all partitions of this input; "+
+					"once they reach it, fetching pauses on every partition until acknowledgements bring them below. Each record "+
+					"counts its key, value and headers plus 768 bytes for what the input keeps of it in memory (the fetched record "+
+					"and its message with the default metadata), so this bounds memory, not payload alone: at the default, about "+
+					"17,000 records of 200 bytes, or 970 records of 16 KiB. A fetch asks for a quarter of it (unless "+
+					"`fetch_max_bytes` is set; `fetch_max_partition_bytes` per partition), and a fetch on its way "+
+					"when fetching pauses still lands: the input holds at most this bound plus one fetch per broker and reader. "+
+					"`checkpoint_limit` bounds the records of each partition besides. In front of a `kafka_sink` with `at_least_once` "+
+					"or `exactly_once`, records are acknowledged once the sink handed them to its producer, so the bound covers the "+
+					"records between the two (the sink's `max_buffered_bytes` those on their way to Kafka); behind an `event_window` "+
+					"buffer it must exceed what the windows open at once hold, or fetching pauses until windows fire. Without "+
+					"GOMEMLIMIT and a cgroup memory limit, the process's Go memory limit is 40 MiB plus twice the sum of these "+
+					"bounds and the sinks' buffers (README, Memory). "+
+					"Default `16777216` (16 MiB); at least `4194304` (4 MiB). "+
+					"Flink has no direct equivalent: Kafka's consumer bounds a fetch with `fetch.max.bytes` (default 50 MiB), "+
+					"Flink's reader its queue with `source.reader.element.queue.capacity`.").
+				Default(defaultMaxUnackedBytes).
 				Advanced(),
 			service.NewIntField(fieldBatchSize).
 				Description("Maximum number of records in one message batch; a batch holds what was fetched, up to this many. "+
@@ -514,7 +538,8 @@ With a watermark:
 				Advanced(),
 			service.NewIntField(fieldFetchMaxBytes).
 				Description("Most bytes one fetch response may hold, over all its partitions (a record batch larger than this is still "+
-					"returned whole, so reading makes progress). Default `52428800` (bytes, 50 MiB). "+
+					"returned whole, so reading makes progress). Default `52428800` (bytes, 50 MiB, Kafka's); left at it, a fetch asks "+
+					"for a quarter of `max_unacknowledged_bytes` instead (4 MiB at its default, at least 1 MiB). "+
 					"Flink option: `properties.fetch.max.bytes`.").
 				Default(defaultFetchMaxBytes).
 				Advanced(),

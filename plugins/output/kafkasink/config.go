@@ -166,6 +166,10 @@ type Config struct {
 	// MaxMessageBytes bounds a record batch (and so a single record), in
 	// bytes. Default 1 MiB.
 	MaxMessageBytes int
+	// MaxBufferedBytes bounds the keys, values and headers of the records
+	// handed to the producer and not yet acknowledged by Kafka, in bytes;
+	// a write waits at the bound. Default 16 MiB (defaultMaxBufferedBytes).
+	MaxBufferedBytes int
 	// Timeout is how long a record may wait for its acknowledgement.
 	// Default 10s.
 	Timeout time.Duration
@@ -269,6 +273,8 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	c.MaxMessageBytes, err = conf.FieldInt(FieldMaxMessageBytes)
 	keep(err)
+	c.MaxBufferedBytes, err = conf.FieldInt(FieldMaxBufferedBytes)
+	keep(err)
 	c.Timeout = duration(FieldTimeout, defaultTimeout)
 	c.AllowAutoTopicCreation, err = conf.FieldBool(FieldAutoCreateTopics)
 	keep(err)
@@ -330,6 +336,14 @@ func (c Config) validate() error {
 	if c.MaxMessageBytes < minMessageBytes || c.MaxMessageBytes > maxMessageBytes {
 		errs = append(errs, fmt.Errorf("field %s: must be between %d and %d bytes, got %d",
 			FieldMaxMessageBytes, minMessageBytes, maxMessageBytes, c.MaxMessageBytes))
+	}
+	switch {
+	case c.MaxBufferedBytes > maxBufferedBytes:
+		errs = append(errs, fmt.Errorf("field %s: must be at most %d bytes (1 GiB), got %d", FieldMaxBufferedBytes, maxBufferedBytes, c.MaxBufferedBytes))
+	case c.MaxBufferedBytes < c.MaxMessageBytes:
+		// franz-go fails a record larger than the buffer at once.
+		errs = append(errs, fmt.Errorf("field %s: must be at least %s (%d bytes), or a record of that size could never be written; got %d",
+			FieldMaxBufferedBytes, FieldMaxMessageBytes, c.MaxMessageBytes, c.MaxBufferedBytes))
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", FieldTimeout, c.Timeout))
@@ -404,6 +418,15 @@ func (c Config) validateExactlyOnce() []error {
 	return errs
 }
 
+// producers is the number of producers of the sink: two for exactly_once
+// (rounds.go), else one.
+func (c Config) producers() int {
+	if c.DeliveryGuarantee == DeliveryExactlyOnce {
+		return 2
+	}
+	return 1
+}
+
 // TransactionalID is the transactional id of an exactly_once sink:
 // `<prefix>-<suffix>`.
 func (c Config) TransactionalID() string {
@@ -430,6 +453,7 @@ func (c Config) producerOpts(part kgo.Partitioner) []kgo.Opt {
 		kgo.RecordPartitioner(part),
 		kgo.ProducerBatchCompression(codec),
 		kgo.ProducerBatchMaxBytes(int32(c.MaxMessageBytes)),
+		kgo.MaxBufferedBytes(c.MaxBufferedBytes),
 		// No kgo.RecordDeliveryTimeout: franz-go measures it from the
 		// record's timestamp, so a record with an old timestamp_ms
 		// would fail at once. The sink bounds each write with a context

@@ -172,6 +172,10 @@ func TestLintRule(t *testing.T) {
 		{name: "bounds", extra: "max_in_flight: 0\n    max_message_bytes: 10",
 			want: []string{"field max_in_flight: must be at least 1", "field max_message_bytes: must be between 512 and 104857600"}},
 		{name: "compression enum", extra: "compression: brotli", want: []string{"brotli"}},
+		{name: "buffer below a message", extra: "max_message_bytes: 2097152\n    max_buffered_bytes: 1048576",
+			want: []string{"field max_buffered_bytes: must be at least max_message_bytes (2097152 bytes)"}},
+		{name: "buffer too large", extra: "max_buffered_bytes: 2147483648",
+			want: []string{"field max_buffered_bytes: must be at most 1073741824 bytes (1 GiB)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -95,11 +95,15 @@ func hold(srcs []*heldSource) (refused error) {
 // flowing is a batch handed to the producer: the promises count its records
 // down and end its holds once Kafka acknowledged all of them.
 type flowing struct {
-	s       *Sink
-	cl      *kgo.Client
-	srcs    []*heldSource
-	recs    []*kgo.Record
-	batch   service.MessageBatch
+	s    *Sink
+	cl   *kgo.Client
+	srcs []*heldSource
+	recs []*kgo.Record
+	// origins[i] is where recs[i] was read, to name it if it fails. The
+	// batch's messages are not kept: Benthos acknowledges the batch when
+	// writeFlowing returns, and its source frees them then, so that what
+	// waits for Kafka is the records alone (max_buffered_bytes).
+	origins []txnoffsets.Origin
 	left    int
 	start   time.Time
 	failed  error
@@ -117,7 +121,11 @@ func (s *Sink) writeFlowing(ctx context.Context, cl *kgo.Client, batch service.M
 		s.log.Debugf("kafka_sink: writing a batch of %d messages synchronously: %v", len(batch), err)
 		return false
 	}
-	f := &flowing{s: s, cl: cl, srcs: srcs, recs: recs, batch: batch, left: len(recs), start: time.Now(), slowest: map[string]time.Duration{}}
+	origins := make([]txnoffsets.Origin, len(batch))
+	for i, m := range batch {
+		origins[i], _ = txnoffsets.FromContext(m.Context())
+	}
+	f := &flowing{s: s, cl: cl, srcs: srcs, recs: recs, origins: origins, left: len(recs), start: time.Now(), slowest: map[string]time.Duration{}}
 	for i, r := range recs {
 		// No deadline: the idempotent producer retries what can clear,
 		// in order; the sink's context ends only when it closes.
@@ -193,7 +201,7 @@ func (f *flowing) recordError(i int, r *kgo.Record, err error) error {
 		err = &ProduceError{Topic: r.Topic, Partition: r.Partition, Err: err}
 	}
 	from := ""
-	if o, ok := txnoffsets.FromContext(f.batch[i].Context()); ok {
+	if o := f.origins[i]; o.Source != nil {
 		from = fmt.Sprintf(" (read from topic %q partition %d offset %d)", o.Topic, o.Partition, o.Offset)
 	}
 	hint := ""

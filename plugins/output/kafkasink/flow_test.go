@@ -197,3 +197,38 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestFlowWaitsAtMaxBufferedBytes: records handed to the producer count
+// against max_buffered_bytes until Kafka acknowledges them, and a write
+// that would pass the bound waits for that; the flowing sink keeps no more
+// than the bound in memory while Kafka is slow.
+func TestFlowWaitsAtMaxBufferedBytes(t *testing.T) {
+	t.Parallel()
+	c, addr := newCluster(t, kfake.SeedTopics(1, "out"))
+	s := newSinkWith(t, "seed_brokers: [ "+addr+" ]\ntopic: out\nmax_message_bytes: 262144\nmax_buffered_bytes: 524288\n", service.MockResources())
+	h := newFakeHolder(addr)
+	release := make(chan struct{})
+	holdProduce(c, release)
+
+	// Three records of 200 KiB: the third passes the 512 KiB bound.
+	value := strings.Repeat("v", 200<<10)
+	var batch service.MessageBatch
+	for o := range int64(3) {
+		m := message(value, "topic", "out")
+		batch = append(batch, m.WithContext(txnoffsets.WithOrigin(context.Background(), txnoffsets.Origin{Source: h, Topic: "in", Offset: o})))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.WriteBatch(ctx, batch) }()
+	eventually.Never(t, 500*time.Millisecond, "WriteBatch returning while 600 KiB wait for Kafka against a 512 KiB bound", func() bool {
+		return len(done) > 0
+	})
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("WriteBatch after Kafka acknowledged: %v", err)
+	}
+	if got := consume(t, addr, "out", 3); len(got) != 3 {
+		t.Fatalf("read %d records, want 3", len(got))
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
+	"github.com/connectd/connectd/internal/memlimit"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
@@ -113,6 +114,9 @@ type Sink struct {
 	// recreate spaces out new transactional producers after lost ones;
 	// a commit resets it.
 	recreate *kafkaconn.Backoff
+	// releaseMemory takes the producers' buffers off the process's memory
+	// limit (internal/memlimit), at Close.
+	releaseMemory func()
 	// clientOpts are extra client options, for tests (for example a
 	// shorter kgo.MetadataMinAge, which the config does not expose).
 	clientOpts []kgo.Opt
@@ -154,6 +158,9 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 		closing:         make(chan struct{}),
 	}
 	s.flowCtx, s.flowCancel = context.WithCancel(context.Background())
+	// The producers' buffers are part of the process's memory limit
+	// (internal/memlimit); an exactly_once sink has two producers.
+	s.releaseMemory = memlimit.Reserve(int64(cfg.MaxBufferedBytes) * int64(cfg.producers()))
 	s.write = s.writeIndependent
 	if cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		s.write = s.writeTransaction
@@ -497,6 +504,7 @@ func isConnectionError(err error) bool {
 // any more, so an exactly_once sink has no open transaction by then.
 func (s *Sink) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() { close(s.closing) })
+	defer s.releaseMemory()
 	if s.cfg.DeliveryGuarantee == DeliveryExactlyOnce {
 		// The open round commits (or aborts) before the producers close.
 		s.txnMu.Lock()

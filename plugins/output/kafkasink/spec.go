@@ -38,6 +38,7 @@ const (
 	FieldBatching          = "batching"
 	FieldCompression       = "compression"
 	FieldMaxMessageBytes   = "max_message_bytes"
+	FieldMaxBufferedBytes  = "max_buffered_bytes"
 	FieldTimeout           = "timeout"
 	FieldAutoCreateTopics  = "allow_auto_topic_creation"
 	FieldAcks              = "acks"
@@ -62,7 +63,11 @@ const (
 	defaultBatchBytes      = 4 << 20
 	defaultBatchPeriod     = "5ms"
 	defaultMaxMessageBytes = 1 << 20
-	defaultTimeout         = "10s"
+	// defaultMaxBufferedBytes is a quarter of Java's buffer.memory (32 MiB):
+	// franz-go keeps each record as an object beside its bytes.
+	defaultMaxBufferedBytes = 8 << 20
+	maxBufferedBytes        = 1 << 30
+	defaultTimeout          = "10s"
 
 	defaultTransactionalIDSuffix = "0"
 	defaultTransactionTimeout    = "1m"
@@ -479,6 +484,15 @@ With exactly_once:
 					"of records, the bad one cannot be told apart, and with exactly_once the run ends. "+
 					"Flink option: `properties.max.request.size`.").
 				Default(defaultMaxMessageBytes).
+				Advanced(),
+			service.NewIntField(FieldMaxBufferedBytes).
+				Description("Bytes of records (keys, values and headers) handed to the producer and not yet acknowledged by Kafka; "+
+					"at this bound a write waits until Kafka acknowledges earlier records. It bounds the sink's memory: records "+
+					"from a `kafka_source` are acknowledged to it once handed to the producer (`at_least_once`, `exactly_once`), "+
+					"so this buffer, not the source, holds them until Kafka has them. Each record costs about 250 bytes of "+
+					"memory besides. At least `max_message_bytes`, at most 1073741824 (1 GiB). Default `16777216` (16 MiB). "+
+					"Flink option: `properties.buffer.memory` (Java default 32 MiB).").
+				Default(defaultMaxBufferedBytes).
 				Advanced(),
 			service.NewBoolField(FieldAutoCreateTopics).
 				Description("Ask the broker to create a topic that does not exist when a record is written to it, as the Java producer "+
