@@ -192,7 +192,7 @@ func flinkPeers(e env, job flinkJob, c flinkCase, in string, n int64, pars []int
 				return runRawCopyPeer(e, in, out, c.interval, false, n)
 			}},
 			peer{"connectd kafka_source -> kafka_sink at_least_once (defaults)", "connectd", func(ctx context.Context, out string) (peerResult, error) {
-				return runConnectdPeer(ctx, e, in, out, kafkaSinkYAML(e.brokers, out, "at_least_once", "", 0), outputSentRe, n)
+				return runConnectdPeer(ctx, e, in, out, kafkaSinkYAML(e.brokers, out, "at_least_once", "", 0), sinkSentRe, n)
 			}})
 	case "exactly_once":
 		peers = append(peers,

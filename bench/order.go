@@ -179,7 +179,7 @@ output:
 	if c.share > 0 {
 		records = int64(float64(records) * c.share)
 	}
-	r, _, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, records)
+	r, _, err := runConnectd(ctx, bin, yaml, nil, sinkSentRe, records)
 	r.Bytes = r.Records * int64(e.size)
 	return r, err
 }

@@ -369,7 +369,6 @@ func quantileMs(ds []time.Duration, q float64) float64 {
 }
 
 var (
-	outputSentRe = regexp.MustCompile(`(?m)^output_sent\{[^}]*\} ([0-9.e+]+)$`)
 	// sinkSentRe is kafka_sink's count of records acknowledged by Kafka
 	// (exactly_once: committed), for one output topic.
 	sinkSentRe      = regexp.MustCompile(`(?m)^kafka_sink_records_sent\{[^}]*\} ([0-9.e+]+)$`)
