@@ -367,6 +367,9 @@ output:
 
 	first := startConnectd(t, config, "CONNECTD_TEST_PERIOD=10m")
 	waitMetric(t, port, `input_received\{label="",path="root\.input"\}`, len(want), first)
+	// Both transactional producers ready (a loaded broker can take a
+	// while): a SIGTERM before that stops a sink that never connected.
+	waitLog(t, first, "Output type kafka_sink is now active")
 	took, code := sigterm(t, first, shutdownTimeout)
 	t.Logf("exactly_once sink holding %d records stopped %v after SIGTERM (exit %d)", len(want), took.Round(time.Millisecond), code)
 	if !strings.Contains(first.logs.String(), "kafka_sink: the run is ending: no batch in the sink; the input waits for the messages its batching policy") {
