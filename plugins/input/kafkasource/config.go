@@ -181,6 +181,9 @@ type Config struct {
 	// Watermark configures event time and watermarks (field watermark, or
 	// the table's WATERMARK FOR). Default: off.
 	Watermark WatermarkConfig
+	// PartitionMetrics is the cardinality of the per-partition metrics.
+	// Default PartitionMetricsPartition.
+	PartitionMetrics PartitionMetrics
 }
 
 // GroupProtocol is the consumer group protocol of group mode (field
@@ -280,6 +283,7 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.Assignment = Assignment(str(fieldAssignment))
 	c.SessionTimeout = duration(fieldSessionTimeout, defaultSessionTimeout)
 	c.GroupProtocol = GroupProtocol(str(fieldGroupProtocol))
+	c.PartitionMetrics = PartitionMetrics(str(fieldPartitionMetrics))
 	c.ResetOffsets, err = conf.FieldBool(fieldResetOffsets)
 	keep(err)
 	if c.StartTimestamp, err = timestampFromParsed(conf, fieldStartTimestamp); err != nil {
@@ -365,6 +369,11 @@ func (c Config) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldGroupProtocol, c.GroupProtocol, GroupProtocolClassic, GroupProtocolConsumer))
+	}
+	switch c.PartitionMetrics {
+	case PartitionMetricsPartition, PartitionMetricsTopic:
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldPartitionMetrics, c.PartitionMetrics, PartitionMetricsPartition, PartitionMetricsTopic))
 	}
 	if c.DiscoveryInterval < 0 {
 		errs = append(errs, fmt.Errorf("field %s: must not be negative (0 turns discovery off), got %v", fieldDiscoveryInterval, c.DiscoveryInterval))

@@ -278,18 +278,21 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 // move at warn level. The splits then count as committed at their start.
 // Partitions without a committed offset have nothing to reset.
 func resetOffsets(ctx context.Context, adm *kadm.Client, c Config, splits []split, log *service.Logger) error {
-	moved := make(kadm.Offsets)
+	pos := map[topicPartition]int64{}
 	for _, sp := range splits {
 		if sp.committed >= 0 && sp.start != sp.committed {
-			moved.Add(kadm.Offset{Topic: sp.tp.topic, Partition: sp.tp.partition, At: sp.start, LeaderEpoch: -1})
+			pos[sp.tp] = sp.start
 		}
 	}
+	moved := positionOffsets(pos)
 	if len(moved) == 0 {
 		log.Warnf("kafka_source: %s: consumer group %q has no committed offset that %s: %s moves; nothing was reset. "+
 			"Remove %s: it applies at every start", fieldResetOffsets, c.ConsumerGroup, fieldStartFrom, c.StartFrom, fieldResetOffsets)
 		return nil
 	}
-	resp, err := adm.CommitOffsets(ctx, c.ConsumerGroup, moved)
+	resp, err := commitChunked(ctx, c.ConsumerGroup, pos, func(ctx context.Context, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+		return adm.CommitOffsets(ctx, c.ConsumerGroup, positionOffsets(pos))
+	})
 	if err == nil {
 		err = resp.Error()
 	}
@@ -305,7 +308,7 @@ func resetOffsets(ctx context.Context, adm *kadm.Client, c Config, splits []spli
 		}
 	}
 	log.Warnf("kafka_source: %s: moved %d partitions of consumer group %q; remove %s now: it applies at every start, "+
-		"and the next start would read them again", fieldResetOffsets, len(moved), c.ConsumerGroup, fieldResetOffsets)
+		"and the next start would read them again", fieldResetOffsets, len(pos), c.ConsumerGroup, fieldResetOffsets)
 	return nil
 }
 

@@ -46,6 +46,7 @@ const (
 	fieldAssignment        = "assignment"
 	fieldSessionTimeout    = "group_session_timeout"
 	fieldGroupProtocol     = "group_protocol"
+	fieldPartitionMetrics  = "partition_metrics"
 )
 
 // Defaults, declared once: the spec uses them, and the tests.
@@ -62,6 +63,7 @@ const (
 	defaultDiscoveryInterval = "5m"
 	defaultAssignment        = AssignmentEnumerator
 	defaultSessionTimeout    = "45s"
+	defaultPartitionMetrics  = PartitionMetricsPartition
 )
 
 // Metadata keys set on every message. The names match Benthos's own Kafka
@@ -257,6 +259,9 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 - `+"`kafka_source_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the next offset to fetch.
 - `+"`kafka_source_committed_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the last offset committed to the group.
 - `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, `+"`topic`"+`): partition offsets committed or refused.
+- `+"`kafka_source_commit_latency_ns`"+` (timer): how long each offset commit of the input's own took (periodic, final, end of a
+  bounded read, a group member's release), from taking the positions to the broker's answer; one request for every partition
+  that moved (see the limits under Metrics of 10,000 partitions in docs/benchmarks.md).
 - `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
 - `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
@@ -494,6 +499,19 @@ With a watermark:
 					"Flink option: the `METADATA FROM` columns of the table.").
 				Default(metaKeyNames(metaDefault)).
 				Example([]string{"kafka_key", "kafka_topic", "kafka_partition", "kafka_offset"}).
+				Advanced(),
+			service.NewStringEnumField(fieldPartitionMetrics, string(PartitionMetricsPartition), string(PartitionMetricsTopic)).
+				Description("Labels of the per-partition metrics (`kafka_source_lag`, `kafka_source_offset`, "+
+					"`kafka_source_committed_offset`, `kafka_source_unacked_records`, `kafka_source_fetch_errors`, "+
+					"`kafka_source_offset_resets`, `kafka_source_partition_watermark_ms`). `partition`: one series per partition, "+
+					"labels `topic` and `partition`. `topic`: one series per topic, label `topic` only: each gauge is the sum over "+
+					"the topic's partitions that this process reads (the partition watermark: their minimum), each counter counts "+
+					"per topic; a query that sums (or takes the minimum) by topic gives the same answer in both. With thousands of "+
+					"partitions per process, per-partition series make each scrape megabytes long (see Metrics); the input logs "+
+					"this at start-up past 1,000 partitions. Default `partition`. Flink has no such switch: its per-partition "+
+					"`currentOffset` / `committedOffset` gauges are always registered, and `register.consumer.metrics` only "+
+					"switches the Kafka client's own metrics.").
+				Default(string(defaultPartitionMetrics)).
 				Advanced(),
 		).
 		Fields(tableFields()...).
