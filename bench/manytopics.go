@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -152,4 +154,24 @@ func deleteTopicSet(ctx context.Context, brokers string, s topicSet) {
 			return
 		}
 	}
+}
+
+// privateBroker starts a broker of the scenario's own with scripts/kafka.sh
+// (ports from portBase, data in dir) and returns its address and how to
+// stop it. 10,000 partitions hold 10,000 open files of a broker (one log
+// segment each) and 1 GB of its memory: on the broker other tests share,
+// they crowd its open-file limit (20,000 here), and deleting one set while
+// another is created overran it and stopped the broker.
+func privateBroker(ctx context.Context, portBase int, dir string) (string, func(), error) {
+	env := append(os.Environ(), fmt.Sprintf("CONNECTD_KAFKA_PORT_BASE=%d", portBase), "CONNECTD_KAFKA_DATA="+dir,
+		"CONNECTD_KAFKA_HEAP=-Xms512m -Xmx1g")
+	run := func(arg string) error {
+		cmd := exec.CommandContext(ctx, "scripts/kafka.sh", arg)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, io.Discard, os.Stderr
+		return cmd.Run()
+	}
+	if err := run("up"); err != nil {
+		return "", nil, fmt.Errorf("starting a private broker (scripts/kafka.sh up, CONNECTD_KAFKA_PORT_BASE=%d): %w", portBase, err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", portBase), func() { _ = run("down") }, nil
 }

@@ -36,7 +36,9 @@ var (
 	manyTopics     = flag.Int("many-topics", 100, "topics in the partitions10k scenario")
 	manyPartitions = flag.Int("many-partitions", 100, "partitions per topic in the partitions10k scenario")
 	manyRecords    = flag.Int64("many-records", 1_000_000, "records over all partitions in the partitions10k scenario")
-	manyKeep       = flag.Bool("many-keep", false, "keep the partitions10k topics for the next run (they hold 10,000 partitions of the broker's)")
+	manyKeep       = flag.Bool("many-keep", false, "keep the partitions10k topics (and the private broker) for the next run")
+	manyBroker     = flag.String("many-broker", "", "broker of the partitions10k scenario; empty: a private one started with scripts/kafka.sh on -many-port-base")
+	manyPortBase   = flag.Int("many-port-base", 19392, "first port of the partitions10k scenario's private broker")
 )
 
 // logRun is a connectd process whose log lines are watched.
@@ -308,12 +310,22 @@ type manyResult struct {
 }
 
 func partitionsScenario(ctx context.Context, e env) error {
+	if e.brokers = *manyBroker; e.brokers == "" {
+		brokers, stop, err := privateBroker(ctx, *manyPortBase, "/tmp/connectd-kafka-bench-many")
+		if err != nil {
+			return err
+		}
+		if !*manyKeep {
+			defer stop()
+		}
+		e.brokers = brokers
+	}
 	s := topicSet{prefix: fmt.Sprintf("bench-many-%d-%d", *manyRecords, e.size), topics: *manyTopics, partitions: *manyPartitions, records: *manyRecords}
 	created, filled, err := ensureTopicSet(ctx, e.brokers, s, e.size)
 	if err != nil {
 		return err
 	}
-	if !*manyKeep {
+	if !*manyKeep && *manyBroker != "" {
 		defer deleteTopicSet(context.Background(), e.brokers, s)
 	}
 	small, err := ensureTopic(ctx, e.brokers, s.records, e.size, 8)
