@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -175,38 +176,49 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 	// reset_offsets applies when the process starts, not when a session of
 	// it reconnects (resume then holds its positions).
 	reset := c.ResetOffsets && resume == nil
-	var committed kadm.OffsetResponses
+	// The listings are independent: they run side by side, so that
+	// start-up takes one round trip of the slowest, not the sum (each
+	// covers every partition: 10,000 of them take a while).
+	var (
+		committed                             kadm.OffsetResponses
+		starts, ends, latest, startTs, stopTs kadm.ListedOffsets
+		listErrs                              [6]error
+		wg                                    sync.WaitGroup
+	)
+	list := func(i int, f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			listErrs[i] = f()
+		}()
+	}
 	if c.ConsumerGroup != "" {
 		// Without a group nothing was committed: start_from places every
 		// partition.
-		if committed, err = fetchCommitted(ctx, adm, c.ConsumerGroup); err != nil {
-			return nil, err
-		}
+		list(0, func() (err error) { committed, err = fetchCommitted(ctx, adm, c.ConsumerGroup); return err })
 	}
-	starts, err := listOffsets(ctx, "start", adm.ListStartOffsets, topics)
-	if err != nil {
-		return nil, err
-	}
-	ends, err := listOffsets(ctx, "end", adm.ListEndOffsets, topics)
-	if err != nil {
-		return nil, err
-	}
-	latest := ends
+	list(1, func() (err error) { starts, err = listOffsets(ctx, "start", adm.ListStartOffsets, topics); return err })
+	list(2, func() (err error) { ends, err = listOffsets(ctx, "end", adm.ListEndOffsets, topics); return err })
 	if c.IsolationLevel == ReadCommitted {
-		if latest, err = listOffsets(ctx, "last stable", adm.ListCommittedOffsets, topics); err != nil {
-			return nil, err
-		}
+		list(3, func() (err error) {
+			latest, err = listOffsets(ctx, "last stable", adm.ListCommittedOffsets, topics)
+			return err
+		})
 	}
-	var startTs, stopTs kadm.ListedOffsets
 	if c.StartFrom == StartTimestamp {
-		if startTs, err = listOffsetsAfter(ctx, adm, c.StartTimestamp, topics); err != nil {
-			return nil, err
-		}
+		list(4, func() (err error) { startTs, err = listOffsetsAfter(ctx, adm, c.StartTimestamp, topics); return err })
 	}
 	if c.StopAt == StopTimestamp && stops == nil {
-		if stopTs, err = listOffsetsAfter(ctx, adm, c.StopTimestamp, topics); err != nil {
+		list(5, func() (err error) { stopTs, err = listOffsetsAfter(ctx, adm, c.StopTimestamp, topics); return err })
+	}
+	wg.Wait()
+	for _, err := range listErrs {
+		if err != nil {
 			return nil, err
 		}
+	}
+	if c.IsolationLevel != ReadCommitted {
+		latest = ends
 	}
 
 	var errs []error

@@ -249,9 +249,24 @@ fire. Flink behaves the same. When the watermark has not advanced for `+"`waterm
 without a record for as long hold it below others, the input warns once (again only after the watermark advanced), naming
 those partitions and `+"`idle_timeout`"+`, and `+"`kafka_source_watermark_held_partitions`"+` counts them.
 
+### Many partitions
+
+One process reads 10,000 partitions (100 topics by `+"`topic_pattern`"+`), in either `+"`assignment`"+`, measured in
+docs/benchmarks.md ("10,000 partitions on one process"): start-up takes about two seconds, a quiet partition costs
+about 10 KiB of memory, and a catch-up read runs at half the rate of the same records over 8 partitions, held back by
+the broker's per-partition fetch work. The limits are the broker's and the metrics': a broker keeps one open file per
+partition (raise its `+"`ulimit -n`"+` well above the partitions it holds), and with `+"`partition_metrics: partition`"+` (the
+default) each partition has its own series, megabytes per scrape at 10,000; use `+"`partition_metrics: topic`"+` there.
+Offset commits of many partitions are split into requests under the broker's `+"`message.max.bytes`"+` (one batch of
+offset records), and partitions that finish a bounded read stop being fetched together, not one by one. Each round of
+partition discovery (`+"`discovery_interval`"+`, Flink's `+"`scan.topic-partition-discovery.interval`"+`) lists every topic's
+metadata: a few hundred KiB at 10,000 partitions.
+
 ### Metrics
 
-Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
+Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed. With `+"`partition_metrics: topic`"+` the metrics listed with a
+`+"`partition`"+` label carry only `+"`topic`"+`: gauges are summed over the topic's partitions (the partition watermark is their
+minimum), counters count per topic.
 
 - `+"`kafka_source_records_received`"+` / `+"`kafka_source_bytes_received`"+` (counters, `+"`topic`"+`): records fetched and their key, value and header bytes.
 - `+"`kafka_source_records_redelivered`"+` (counter, `+"`topic`"+`): records delivered again after a nack.
@@ -260,8 +275,8 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 - `+"`kafka_source_committed_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the last offset committed to the group.
 - `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, `+"`topic`"+`): partition offsets committed or refused.
 - `+"`kafka_source_commit_latency_ns`"+` (timer): how long each offset commit of the input's own took (periodic, final, end of a
-  bounded read, a group member's release), from taking the positions to the broker's answer; one request for every partition
-  that moved (see the limits under Metrics of 10,000 partitions in docs/benchmarks.md).
+  bounded read, a group member's release), from taking the positions to the broker's last answer; the partitions that moved
+  go in requests of at most 512 KiB of offset records.
 - `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
 - `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
