@@ -9,7 +9,7 @@ BIN     := bin/connectd
 GO_TEST_FLAGS ?= -race -timeout 25m
 DEV_BROKER ?= 127.0.0.1:19192
 
-.PHONY: all build run test unit lint fmt kafka-up kafka-down bench clean
+.PHONY: all build run test unit interop lint fmt kafka-up kafka-down bench clean
 
 all: build
 
@@ -35,8 +35,20 @@ test: build lint $(INTEROP_VENV)/.installed
 	eval "$$(scripts/kafka.sh env)"; eval "$$(scripts/registry.sh env)"; \
 	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_REQUIRE_REGISTRY=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
 	  export CONNECTD_PYTHON=$(CURDIR)/$(INTEROP_VENV)/bin/python CONNECTD_REQUIRE_INTEROP=1; \
-	  go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/e2e) && \
+	  go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/e2e -e /test/interop) && \
 	  go test -v -timeout 25m ./test/e2e/ # -v: the SIGKILL runs report their duplicate counts
+
+## interop: Apache Flink as the referee (test/interop, docs/interop.md): Flink SQL from Maven
+## Central in a local MiniCluster writes and reads the same CREATE TABLE as connectd on the real
+## broker, format by format, and the rows must be identical. Needs Java 17+ and Maven; the Flink
+## runner is built once into ~/.cache/connectd (scripts/flink-sql.sh build).
+interop: build
+	scripts/kafka.sh up
+	scripts/registry.sh up >/dev/null
+	scripts/flink-sql.sh build >/dev/null
+	eval "$$(scripts/kafka.sh env)"; eval "$$(scripts/registry.sh env)"; \
+	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_REQUIRE_REGISTRY=1 CONNECTD_REQUIRE_INTEROP=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
+	  go test -v -count=1 -timeout 30m ./test/interop/ # -v: the known mismatches are logged
 
 ## unit: tests that need no real broker (integration tests skip).
 unit:

@@ -65,21 +65,34 @@ func runConnectd(ctx context.Context, bin, yaml string, env []string, done *rege
 	if err := cmd.Start(); err != nil {
 		return result{}, "", err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill(); <-exited }()
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	deadline := start.Add(10 * time.Minute)
+	var startup float64
+	var first int64
 	for time.Now().Before(deadline) {
 		body := scrape(url)
-		if n := sumMetric(done, body); n >= records {
+		n := sumMetric(done, body)
+		if n > 0 && first == 0 {
+			startup, first = time.Since(start).Seconds(), n
+		}
+		if n >= records {
 			wall := time.Since(start).Seconds()
 			cpu, rss, err := procStats(cmd.Process.Pid)
 			if err != nil {
 				return result{}, "", err
 			}
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			return result{Records: n, Wall: wall, CPU: cpu, PeakRSS: rss}, body, nil
+			return result{Records: n, Wall: wall, CPU: cpu, PeakRSS: rss, Startup: startup, FirstCount: first}, body, nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case err := <-exited:
+			exited <- err // for the deferred wait
+			return result{}, "", fmt.Errorf("connectd exited (%v) after counting %d of %d records", err, n, records)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	return result{}, "", fmt.Errorf("connectd did not count %d records in 10m", records)
 }

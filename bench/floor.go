@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"time"
 
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure" // drop output
@@ -22,10 +24,22 @@ func init() {
 		fs := flag.NewFlagSet("benthos-floor", flag.ContinueOnError)
 		records := fs.Int64("records", 1_000_000, "messages")
 		size := fs.Int("size", 200, "message size in bytes")
+		cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
 		debug.SetGCPercent(400) // as connectd's main does
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		r, err := benthosFloor(ctx, *records, *size)
 		if err != nil {
 			return err

@@ -24,6 +24,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -33,6 +34,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,11 +45,24 @@ type result struct {
 	Wall    float64 `json:"wall_s"`
 	CPU     float64 `json:"cpu_s"`
 	PeakRSS int64   `json:"peak_rss_kib"`
+	// Startup is the time from the start (of the process for connectd,
+	// of the measured function for an in-process contender) until the
+	// first records were counted, and FirstCount how many were counted
+	// then; zero where unmeasured.
+	Startup    float64 `json:"startup_s,omitempty"`
+	FirstCount int64   `json:"first_count,omitempty"`
 }
 
 func (r result) rps() float64 { return float64(r.Records) / r.Wall }
-func (r result) mbps() float64 {
-	return float64(r.Bytes) / r.Wall / (1 << 20)
+
+// steady is the rate from the first counted records to the last: what a
+// run reaches once started, its start-up (process start, connecting,
+// listing offsets) left out. It is rps where Startup is unmeasured.
+func (r result) steady() float64 {
+	if r.Startup <= 0 || r.Wall <= r.Startup {
+		return r.rps()
+	}
+	return float64(r.Records-r.FirstCount) / (r.Wall - r.Startup)
 }
 
 // env is what every scenario gets: the flags of this run.
@@ -232,7 +247,9 @@ func report(ctx context.Context, e env, topic string) error {
 	for j := range cds {
 		cds[j] = map[string][]result{}
 	}
+	var loads []float64
 	for i := range e.rounds {
+		loads = append(loads, loadAverage1())
 		r, err := runRaw(e.self, e.brokers, topic, e.records)
 		if err != nil {
 			return fmt.Errorf("round %d raw: %w", i+1, err)
@@ -256,18 +273,24 @@ func report(ctx context.Context, e env, topic string) error {
 			}
 		}
 	}
-	mr := median(raw)
+	mr, mf := median(raw), medianSteady(floor)
 	fmt.Printf("### kafka_source -> drop vs raw franz-go consumer\n\n")
-	fmt.Printf("%s; %d records of %d bytes over %d partitions, read_committed from the start; %d rounds each, alternating; medians.\n\n",
-		time.Now().UTC().Format("2006-01-02"), e.records, e.size, e.partitions, e.rounds)
+	fmt.Printf("%s; %d records of %d bytes over %d partitions, read_committed from the start; %d rounds each, alternating; medians; load average (1 min) %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), e.records, e.size, e.partitions, e.rounds, loadRange(loads))
+	fmt.Printf("records/s is from the process start (connectd) or the function start (raw, floor) to the last record; " +
+		"\"steady\" leaves out the start-up, the time until the first records were counted (connectd: process start, " +
+		"connecting, listing offsets; the floor's Wall starts after its process and stream are built); \"vs floor\" is the " +
+		"steady rate against the Benthos floor's, of the medians, then per round (each round runs the floor and the contender " +
+		"one after the other): the median and range of those ratios. CPU-s per M records and peak RSS are of the whole process.\n\n")
 	if e.binBase != "" {
-		fmt.Printf("Each connectd row is followed by the same contender with the base binary %s; \"vs base\" is the ratio of the two medians.\n\n", e.binBase)
+		fmt.Printf("Each connectd row is followed by the same contender with the base binary %s; \"vs base\" is the ratio of the two steady medians.\n\n", e.binBase)
 	}
-	fmt.Printf("| contender | records/s | ratio to raw | vs base | MB/s | CPU s | CPU us/record | peak RSS MiB | per-round records/s |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| contender | records/s | ratio to raw | steady records/s | vs floor | vs floor per round | vs base | start-up s | CPU s | CPU-s per M records | peak RSS MiB | per-round steady records/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	row := func(name string, rs []result, vsBase string) {
-		r := median(rs)
-		fmt.Printf("| %s | %.0f | %.2f | %s | %.1f | %.1f | %.2f | %.0f | %s |\n", name, r.rps(), r.rps()/mr.rps(), vsBase, r.mbps(), r.CPU,
-			r.CPU/float64(r.Records)*1e6, float64(r.PeakRSS)/1024, rates(rs))
+		r, st := median(rs), medianSteady(rs)
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f | %s | %s | %.2f | %.1f | %.2f | %.0f | %s |\n", name, r.rps(), r.rps()/mr.rps(),
+			st.steady(), st.steady()/mf.steady(), steadyRatios(rs, floor), vsBase, st.Startup, st.CPU, st.CPU/float64(st.Records)*1e6,
+			float64(st.PeakRSS)/1024, steadyRates(rs))
 	}
 	row("raw franz-go (kgo PollRecords)", raw, "")
 	row("Benthos floor: generator -> drop, no Kafka, same payload, 8 metadata keys", floor, "")
@@ -275,13 +298,66 @@ func report(ctx context.Context, e env, topic string) error {
 		for _, b := range e.binaries(0) {
 			vs := ""
 			if base, ok := cds[j]["base"]; ok && b.label == "" {
-				vs = fmt.Sprintf("%.2f", median(cds[j][""]).rps()/median(base).rps())
+				vs = fmt.Sprintf("%.2f", medianSteady(cds[j][""]).steady()/medianSteady(base).steady())
 			}
 			row(withBase(c.name, b), cds[j][b.label], vs)
 		}
 	}
 	fmt.Println()
 	return nil
+}
+
+func steadyRates(rs []result) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, fmt.Sprintf("%.0f", r.steady()))
+	}
+	return strings.Join(s, ", ")
+}
+
+// steadyRatios is the median and range of rs[i] / base[i] (steady rates)
+// over the rounds.
+func steadyRatios(rs, base []result) string {
+	var q []float64
+	for i := range min(len(rs), len(base)) {
+		q = append(q, rs[i].steady()/base[i].steady())
+	}
+	if len(q) == 0 {
+		return "-"
+	}
+	slices.Sort(q)
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", q[len(q)/2], q[0], q[len(q)-1])
+}
+
+// medianSteady picks the round with the median steady rate.
+func medianSteady(rs []result) result {
+	if len(rs) == 0 {
+		return result{Wall: 1}
+	}
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b result) int { return cmp.Compare(a.steady(), b.steady()) })
+	return s[len(s)/2]
+}
+
+// loadAverage1 is the 1-minute load average, -1 if unknown.
+func loadAverage1() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	if err != nil {
+		return -1
+	}
+	return f
+}
+
+// loadRange prints the lowest and highest of loads.
+func loadRange(loads []float64) string {
+	if len(loads) == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f–%.1f", slices.Min(loads), slices.Max(loads))
 }
 
 func rates(rs []result) string {

@@ -40,6 +40,9 @@ func rawConsume(ctx context.Context, brokers, topic string, records int64) (resu
 		if err := fs.Err0(); err != nil {
 			return r, fmt.Errorf("fetch: %w", err)
 		}
+		if r.Records == 0 && fs.NumRecords() > 0 {
+			r.Startup, r.FirstCount = time.Since(start).Seconds(), int64(fs.NumRecords())
+		}
 		fs.EachRecord(func(rec *kgo.Record) {
 			r.Records++
 			r.Bytes += int64(len(rec.Value))

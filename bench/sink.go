@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -22,7 +24,9 @@ import (
 //     offsets committed in each transaction (the practical limit for Go);
 //   - raw franz-go, non-transactional: produce a batch, flush, commit the
 //     consumed offsets (at-least-once);
-//   - connectd kafka_source -> kafka_sink, delivery_guarantee exactly_once;
+//   - connectd kafka_source -> kafka_sink, delivery_guarantee exactly_once
+//     with `commit_interval` the shape's period (its transactions end by
+//     time only; the 10k-record shape's are larger than the raw copy's);
 //   - connectd kafka_source -> kafka_sink, at_least_once (default
 //     max_in_flight: 1 batch, as the raw copy).
 //
@@ -74,6 +78,9 @@ func sinkScenario(ctx context.Context, e env) error {
 		{"raw franz-go GroupTransactSession (exactly-once)", "exactly_once"},
 		{"raw franz-go copy, non-transactional (at-least-once)", "at_least_once"},
 	} {
+		if only := os.Getenv("BENCH_GUARANTEES"); only != "" && !slices.Contains(strings.Split(only, ","), g.guarantee) {
+			continue
+		}
 		raw := len(contenders)
 		contenders = append(contenders, contender{name: g.raw, raw: -1, base: -1, run: func(s txnShape, out string) (copyResult, error) {
 			return runRawCopy(e, in, out, s, g.guarantee == "exactly_once")
@@ -93,11 +100,17 @@ func sinkScenario(ctx context.Context, e env) error {
 	fmt.Printf("### Kafka -> Kafka copy: exactly-once and at-least-once vs raw franz-go\n\n")
 	fmt.Printf("%s; %d records of %d bytes over %d partitions copied to a new topic, read_committed; "+
 		"%d rounds each, alternating; medians. Commit latency: time to commit one transaction (raw: "+
-		"GroupTransactSession.End or flush + offset commit; connectd: kafka_sink_txn_commit_latency_ns, exactly_once only).\n\n",
+		"GroupTransactSession.End or flush + offset commit; connectd: kafka_sink_txn_commit_latency_ns, exactly_once only). "+
+		"connectd counts records Kafka acknowledged (kafka_sink_records_sent: at_least_once when acknowledged, exactly_once "+
+		"when their transaction committed). records/s is from the process start (connectd) or the function start (raw); "+
+		"\"steady\" from the first records counted (connectd) or polled (raw) to the last, the ratios are of steady rates. "+
+		"CPU-s per M records and peak RSS are of the whole process.\n\n",
 		time.Now().UTC().Format("2006-01-02"), *copyRecords, e.size, e.partitions, e.rounds)
 	for _, shape := range txnShapes {
-		results := make([][]copyResult, len(contenders))
+		results := make([]copyResults, len(contenders))
+		var loads []float64
 		for round := range e.rounds {
+			loads = append(loads, loadAverage1())
 			order := make([]int, len(contenders))
 			for i := range order {
 				order[i] = i
@@ -123,40 +136,46 @@ func sinkScenario(ctx context.Context, e env) error {
 				fmt.Fprintf(os.Stderr, "%s round %d %s: %.0f records/s\n", shape.name, round+1, c.name, r.rps())
 			}
 		}
-		fmt.Printf("#### %s\n\n| contender | records/s | ratio to raw | vs base | MB/s | CPU s | peak RSS MiB | commit p50 ms | commit p99 ms | per-round records/s |\n|---|---|---|---|---|---|---|---|---|---|\n", shape.name)
+		fmt.Printf("#### %s\n\nLoad average (1 min) %s.\n\n| contender | records/s | steady records/s | ratio to raw | ratio to raw per round | vs base | start-up s | CPU s | CPU-s per M records | peak RSS MiB | commit p50 ms | commit p99 ms | per-round steady records/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+			shape.name, loadRange(loads))
 		for i, c := range contenders {
 			m := medianCopy(results[i])
 			// Ratios: each connectd contender against the raw copy of
 			// the same guarantee, and against the base binary.
 			ratio, vsBase := "1.00", ""
 			if c.raw >= 0 {
-				ratio = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[c.raw]).rps())
+				ratio = fmt.Sprintf("%.2f", m.steady()/medianCopy(results[c.raw]).steady())
 			}
 			if c.base >= 0 {
-				vsBase = fmt.Sprintf("%.2f", m.rps()/medianCopy(results[c.base]).rps())
+				vsBase = fmt.Sprintf("%.2f", m.steady()/medianCopy(results[c.base]).steady())
 			}
-			var rs []result
-			for _, r := range results[i] {
-				rs = append(rs, r.result)
+			rs, perRound := results[i].results(), "1.00"
+			if c.raw >= 0 {
+				perRound = steadyRatios(rs, results[c.raw].results())
 			}
-			fmt.Printf("| %s | %.0f | %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), ratio, vsBase, m.mbps(), m.CPU,
-				float64(m.PeakRSS)/1024, m.CommitP50, m.CommitP99, rates(rs))
+			fmt.Printf("| %s | %.0f | %.0f | %s | %s | %s | %.2f | %.1f | %.2f | %.0f | %.1f | %.1f | %s |\n", c.name, m.rps(), m.steady(), ratio, perRound, vsBase,
+				m.Startup, m.CPU, m.CPU/float64(m.Records)*1e6, float64(m.PeakRSS)/1024, m.CommitP50, m.CommitP99, steadyRates(rs))
 		}
 		fmt.Println()
 	}
 	return nil
 }
 
+// copyResults are a contender's rounds.
+type copyResults []copyResult
+
+func (cs copyResults) results() []result {
+	rs := make([]result, len(cs))
+	for i, c := range cs {
+		rs[i] = c.result
+	}
+	return rs
+}
+
 func medianCopy(rs []copyResult) copyResult {
 	s := slices.Clone(rs)
 	slices.SortFunc(s, func(a, b copyResult) int {
-		switch {
-		case a.rps() < b.rps():
-			return -1
-		case a.rps() > b.rps():
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.steady(), b.steady())
 	})
 	return s[len(s)/2]
 }
@@ -176,11 +195,33 @@ func createTopic(ctx context.Context, brokers, topic string, partitions int) err
 		return err
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(partitions), 1, nil, topic)
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic)
 	if err == nil {
 		err = resp.Err
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// A contender started before the broker's metadata shows the topic
+	// could fail on it (a loaded broker takes a while).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		td, err := adm.ListTopics(ctx, topic)
+		if err == nil && td[topic].Err == nil && len(td[topic].Partitions) == partitions {
+			led := true
+			for _, p := range td[topic].Partitions {
+				led = led && p.Leader >= 0
+			}
+			if led {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s not ready in metadata after a minute", topic)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // runRawCopy runs the raw-copy mode as a process.
@@ -226,6 +267,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 	var (
 		copied    int64
 		latencies []time.Duration
+		first     time.Time
 	)
 	if *transactional {
 		opts = append(opts, kgo.TransactionalID(group),
@@ -239,7 +281,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 			if err := sess.Begin(); err != nil {
 				return err
 			}
-			n, err := fillBatch(ctx, sess.Client(), *txnRecords, *txnPeriod, *records-copied, func(r *kgo.Record) {
+			n, err := fillBatch(ctx, sess.Client(), *txnRecords, *txnPeriod, *records-copied, &first, func(r *kgo.Record) {
 				sess.Produce(ctx, &kgo.Record{Key: r.Key, Value: r.Value}, nil)
 			})
 			if err != nil {
@@ -264,7 +306,7 @@ func rawCopyMode(ctx context.Context, args []string) error {
 		defer cl.Close()
 		for copied < *records {
 			var polled []*kgo.Record
-			n, err := fillBatch(ctx, cl, *txnRecords, *txnPeriod, *records-copied, func(r *kgo.Record) {
+			n, err := fillBatch(ctx, cl, *txnRecords, *txnPeriod, *records-copied, &first, func(r *kgo.Record) {
 				polled = append(polled, r)
 				cl.Produce(ctx, &kgo.Record{Key: r.Key, Value: r.Value}, nil)
 			})
@@ -283,14 +325,16 @@ func rawCopyMode(ctx context.Context, args []string) error {
 			copied += n
 		}
 	}
-	r := copyResult{result: result{Records: copied, Bytes: copied * int64(*size), Wall: time.Since(start).Seconds()}}
+	r := copyResult{result: result{Records: copied, Bytes: copied * int64(*size), Wall: time.Since(start).Seconds(),
+		Startup: first.Sub(start).Seconds()}}
 	r.CommitP50, r.CommitP99 = quantileMs(latencies, 0.5), quantileMs(latencies, 0.99)
 	return jsonOut(r)
 }
 
 // fillBatch polls until it has handed limit records to each (or left, or
 // period passed) and returns how many it handed.
-func fillBatch(ctx context.Context, cl *kgo.Client, limit int, period time.Duration, left int64, each func(*kgo.Record)) (int64, error) {
+// first is set to when the first records were polled, if it is zero.
+func fillBatch(ctx context.Context, cl *kgo.Client, limit int, period time.Duration, left int64, first *time.Time, each func(*kgo.Record)) (int64, error) {
 	deadline := time.Now().Add(period)
 	var n int64
 	for n < int64(limit) && n < left {
@@ -303,6 +347,9 @@ func fillBatch(ctx context.Context, cl *kgo.Client, limit int, period time.Durat
 		cancel()
 		if err := fs.Err0(); err != nil && err != context.DeadlineExceeded {
 			return n, err
+		}
+		if *first == (time.Time{}) && fs.NumRecords() > 0 {
+			*first = time.Now()
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			n++
@@ -329,18 +376,22 @@ var (
 	commitLatencyRe = regexp.MustCompile(`(?m)^kafka_sink_txn_commit_latency_ns\{[^}]*quantile="(0\.5|0\.99)"[^}]*\} ([0-9.e+]+)$`)
 )
 
-// runConnectdCopy runs kafka_source -> kafka_sink until output_sent counts
-// every record.
+// runConnectdCopy runs kafka_source -> kafka_sink until
+// kafka_sink_records_sent counts every record (acknowledged by Kafka;
+// exactly_once: committed).
 func runConnectdCopy(ctx context.Context, e env, bin, in, out string, shape txnShape, guarantee string) (copyResult, error) {
 	if err := createTopic(ctx, e.brokers, out, e.partitions); err != nil {
 		return copyResult{}, err
 	}
 	group := fmt.Sprintf("bench-copy-%d", time.Now().UnixNano())
 	// Both guarantees run with max_in_flight 1, the default (and the
-	// only value exactly_once allows).
-	var txnPrefix string
+	// only value exactly_once allows). at_least_once batches as the raw
+	// copy flushes (shape.records or shape.period); exactly_once commits a
+	// transaction every shape.period (commit_interval) and writes with the
+	// sink's default batching: its transactions end by time only.
+	sinkTail := fmt.Sprintf("\n    batching:\n      count: %d\n      period: %s", shape.records, shape.period)
 	if guarantee == "exactly_once" {
-		txnPrefix = fmt.Sprintf("\n    transactional_id_prefix: %q", group)
+		sinkTail = fmt.Sprintf("\n    transactional_id_prefix: %q\n    commit_interval: %s", group, shape.period)
 	}
 	yaml := fmt.Sprintf(`
 input:
@@ -349,18 +400,14 @@ input:
     topics: [ %[2]q ]
     consumer_group: %[3]q
     start_from: earliest
-    checkpoint_limit: %[7]d
 output:
   kafka_sink:
     seed_brokers: [ %[1]q ]
     topic: %[4]q
     key: ${! @kafka_key }
-    delivery_guarantee: %[5]s%[9]s
-    batching:
-      count: %[6]d
-      period: %[8]s
-`, e.brokers, in, group, out, guarantee, shape.records, 20_000, shape.period, txnPrefix)
-	res, body, err := runConnectd(ctx, bin, yaml, nil, outputSentRe, *copyRecords)
+    delivery_guarantee: %[5]s%[6]s
+`, e.brokers, in, group, out, guarantee, sinkTail)
+	res, body, err := runConnectd(ctx, bin, yaml, nil, sinkSentRe, *copyRecords)
 	if err != nil {
 		return copyResult{}, fmt.Errorf("copying %d records: %w", *copyRecords, err)
 	}

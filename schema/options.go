@@ -365,12 +365,15 @@ func (t *Table) validateOptions() []error {
 		if matched {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(k, "properties."):
-			add("option '%s' is not supported by connectd (of the Kafka client properties only %s and %s are)", k, OptBootstrapServers, OptGroupID)
-		default:
-			add("option '%s' is not supported by connectd for connector '%s'", k, connectorLabel(connector))
+		if err, isProperty := checkProperty(k, v); isProperty {
+			if connector == "" {
+				add("option '%s' is not supported by connectd for connector '%s'", k, connectorLabel(connector))
+			} else if err != nil {
+				add("%v", err)
+			}
+			continue
 		}
+		add("option '%s' is not supported by connectd for connector '%s'", k, connectorLabel(connector))
 	}
 	errs = append(errs, t.validateConnector(connector)...)
 	return errs

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/urfave/cli/v2"
@@ -42,7 +43,7 @@ func main() {
 	// A component that cannot go on (internal/halt) asks for Benthos's
 	// graceful shutdown, in which outputs abort their open transactions; the
 	// run then exits 1 with the error.
-	halt.SetProcessHook(func(error) { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) })
+	halt.SetProcessHook(func(error) { go signalUntilExit(syscall.SIGTERM) })
 	// Components hear the signals Benthos shuts down on, and give up waits
 	// that would hold the shutdown (an unreachable broker, open windows).
 	halt.EndOnSignals(os.Interrupt, syscall.SIGTERM)
@@ -68,4 +69,17 @@ func main() {
 		code = max(code, 1)
 	}
 	os.Exit(checks.ExitCode(code))
+}
+
+// signalUntilExit sends sig to this process every second until it exits.
+// Benthos listens for its shutdown signals only once the stream runs: a
+// component that stops the run while it connects, before that (a TLS
+// certificate or a login refused at once), would otherwise send the one
+// signal to nobody, and the process would wait forever. Later copies are
+// dropped: Benthos shuts down on the first.
+func signalUntilExit(sig syscall.Signal) {
+	for {
+		_ = syscall.Kill(os.Getpid(), sig)
+		time.Sleep(time.Second)
+	}
 }

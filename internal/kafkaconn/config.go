@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/connectd/connectd/internal/speclint"
+	"github.com/connectd/connectd/schema"
 )
 
 // Metadata age bounds: franz-go's default minimum age between metadata
@@ -36,7 +37,13 @@ type SASL struct {
 	Password   string
 	Token      string
 	Extensions map[string]string
+	// ScramToken: the SCRAM user and password are a delegation token
+	// (`tokenauth=true` in a ScramLoginModule JAAS configuration).
+	ScramToken bool
 }
+
+// on reports whether a mechanism is set.
+func (s SASL) on() bool { return s.Mechanism != "" && s.Mechanism != MechanismNone }
 
 // Config is the typed form of the connection fields.
 type Config struct {
@@ -47,19 +54,85 @@ type Config struct {
 	MetadataMaxAge  time.Duration
 	RequestTimeout  time.Duration
 	ConnIdleTimeout time.Duration
+	// origin names where the TLS and SASL settings came from, for the
+	// error of a refused login or handshake: the YAML fields, or a
+	// table's properties.
+	origin origin
+}
+
+// origin names the settings a user fixes when the brokers refuse the
+// credentials; the zero value names the YAML fields.
+type origin struct {
+	table     string // the table whose properties set them, "" if none
+	tableTLS  bool   // the table's properties set the TLS settings
+	tableSASL bool   // the table's properties set the SASL credentials
+	// jaasRefused: the table's sasl.jaas.config was refused (and the
+	// refusal reported), so its user is not missing.
+	jaasRefused bool
 }
 
 // FromParsed reads the connection fields of a component's parsed config.
 func FromParsed(conf *service.ParsedConfig) (Config, error) {
-	return FromParsedWithBrokers(conf, nil)
+	return FromParsedTable(conf, TableConn{})
 }
 
 // FromParsedWithBrokers is FromParsed with the brokers to use when the
 // config has no seed_brokers: a Flink table's `properties.bootstrap.servers`.
 // It reports every problem at once.
 func FromParsedWithBrokers(conf *service.ParsedConfig, brokers []string) (Config, error) {
+	return FromParsedTable(conf, TableConn{Brokers: brokers})
+}
+
+// FromParsedTable reads the connection fields of a component's parsed
+// config, and applies what a Flink table sets of the connection: its
+// brokers and its Kafka client properties (properties.go). It reports every
+// problem at once, a property that contradicts a written field included.
+func FromParsedTable(conf *service.ParsedConfig, tc TableConn) (Config, error) {
+	y, errs := readYAML(conf)
+	brokers := tc.Brokers
+	if len(y.brokers) > 0 || brokers == nil {
+		brokers = y.brokers
+	}
+	var c Config
+	for _, b := range brokers {
+		for _, addr := range strings.Split(b, ",") {
+			if addr = strings.TrimSpace(addr); addr != "" {
+				c.SeedBrokers = append(c.SeedBrokers, addr)
+			}
+		}
+	}
+	errs = append(errs, tc.apply(&c, y)...)
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+// yamlConn is what the YAML fields say of the connection, with which of
+// them the user wrote (a field equal to its default counts as not
+// written: a parsed config holds the defaults).
+type yamlConn struct {
+	brokers  []string
+	clientID string
+	tls      *tls.Config // the tls field, nil when not enabled
+	// rootCAs, rootCAsFile, clientCerts and skipVerify are the parts of
+	// the tls field that table properties can contradict.
+	rootCAs, rootCAsFile string
+	clientCerts          bool
+	skipVerify           bool
+	trust                TrustStore
+	key                  KeyStore
+	verifyHostname       bool
+	sasl                 SASL
+	metadataMaxAge       time.Duration
+	requestTimeout       time.Duration
+	connIdleTimeout      time.Duration
+}
+
+// readYAML reads the connection fields, reporting every problem.
+func readYAML(conf *service.ParsedConfig) (yamlConn, []error) {
 	var (
-		c    Config
+		y    yamlConn
 		errs []error
 	)
 	keep := func(err error) {
@@ -80,47 +153,71 @@ func FromParsedWithBrokers(conf *service.ParsedConfig, brokers []string) (Config
 	if conf.Contains(FieldSeedBrokers) {
 		listed, err := conf.FieldStringList(FieldSeedBrokers)
 		keep(err)
-		if len(listed) > 0 || brokers == nil {
-			brokers = listed
-		}
-	}
-	for _, b := range brokers {
-		for _, addr := range strings.Split(b, ",") {
-			if addr = strings.TrimSpace(addr); addr != "" {
-				c.SeedBrokers = append(c.SeedBrokers, addr)
-			}
-		}
+		y.brokers = listed
 	}
 	var err error
-	c.ClientID, err = conf.FieldString(FieldClientID)
+	y.clientID, err = conf.FieldString(FieldClientID)
 	keep(err)
 	tlsConf, tlsOn, err := conf.FieldTLSToggled(FieldTLS)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("field %s: %w", FieldTLS, err))
 	} else if tlsOn {
-		c.TLS = tlsConf
+		y.tls = tlsConf
+		tc := conf.Namespace(FieldTLS)
+		y.rootCAs, _ = tc.FieldString(tlsFieldRootCAs)
+		y.rootCAsFile, _ = tc.FieldString(tlsFieldRootCAsFile)
+		y.skipVerify, _ = tc.FieldBool(tlsFieldSkipCertVerify)
+		if certs, err := tc.FieldObjectList(tlsFieldClientCerts); err == nil {
+			y.clientCerts = len(certs) > 0
+		}
+	}
+	if conf.Contains(FieldTrustStore) {
+		ns := conf.Namespace(FieldTrustStore)
+		typ, err := ns.FieldString(FieldStoreType)
+		keep(err)
+		y.trust.Type = StoreType(typ)
+		y.trust.File, err = ns.FieldString(FieldStoreFile)
+		keep(err)
+		y.trust.Password, err = ns.FieldString(FieldStorePassword)
+		keep(err)
+	}
+	if conf.Contains(FieldKeyStore) {
+		ns := conf.Namespace(FieldKeyStore)
+		typ, err := ns.FieldString(FieldStoreType)
+		keep(err)
+		y.key.Type = StoreType(typ)
+		y.key.File, err = ns.FieldString(FieldStoreFile)
+		keep(err)
+		y.key.Password, err = ns.FieldString(FieldStorePassword)
+		keep(err)
+		y.key.KeyPassword, err = ns.FieldString(FieldStoreKeyPassword)
+		keep(err)
+	}
+	y.verifyHostname = true
+	if conf.Contains(FieldTLSVerifyHostname) {
+		y.verifyHostname, err = conf.FieldBool(FieldTLSVerifyHostname)
+		keep(err)
 	}
 	if conf.Contains(FieldSASL) {
 		sc := conf.Namespace(FieldSASL)
 		mech, err := sc.FieldString(FieldSASLMechanism)
 		keep(err)
-		c.SASL.Mechanism = Mechanism(mech)
-		c.SASL.Username, err = sc.FieldString(FieldSASLUsername)
+		y.sasl.Mechanism = Mechanism(mech)
+		y.sasl.Username, err = sc.FieldString(FieldSASLUsername)
 		keep(err)
-		c.SASL.Password, err = sc.FieldString(FieldSASLPassword)
+		y.sasl.Password, err = sc.FieldString(FieldSASLPassword)
 		keep(err)
-		c.SASL.Token, err = sc.FieldString(FieldSASLToken)
+		y.sasl.Token, err = sc.FieldString(FieldSASLToken)
 		keep(err)
 		if sc.Contains(FieldSASLExtensions) {
-			c.SASL.Extensions, err = sc.FieldStringMap(FieldSASLExtensions)
+			y.sasl.Extensions, err = sc.FieldStringMap(FieldSASLExtensions)
 			keep(err)
 		}
 	}
-	c.MetadataMaxAge = duration(FieldMetadataMaxAge, DefaultMetadataMaxAge)
-	c.RequestTimeout = duration(FieldRequestTimeout, DefaultRequestTimeout)
-	c.ConnIdleTimeout = duration(FieldConnIdleTimeout, DefaultConnIdleTimeout)
-	keep(c.Validate())
-	return c, errors.Join(errs...)
+	y.metadataMaxAge = duration(FieldMetadataMaxAge, DefaultMetadataMaxAge)
+	y.requestTimeout = duration(FieldRequestTimeout, DefaultRequestTimeout)
+	y.connIdleTimeout = duration(FieldConnIdleTimeout, DefaultConnIdleTimeout)
+	return y, errs
 }
 
 // Validate collects every problem with the connection settings.
@@ -137,8 +234,12 @@ func (c Config) Validate() error {
 	switch c.SASL.Mechanism {
 	case "", MechanismNone:
 	case MechanismPlain, MechanismScramSHA256, MechanismScramSHA512:
-		if c.SASL.Username == "" {
-			errs = append(errs, fmt.Errorf("field %s.%s: required for mechanism %s", FieldSASL, FieldSASLUsername, c.SASL.Mechanism))
+		if c.SASL.Username == "" && !c.origin.jaasRefused {
+			or := ""
+			if c.origin.table != "" {
+				or = fmt.Sprintf(" (or option '%s%s' of table %s)", schema.PropertyPrefix, schema.PropSASLJAASConfig, c.origin.table)
+			}
+			errs = append(errs, fmt.Errorf("field %s.%s: required for mechanism %s%s", FieldSASL, FieldSASLUsername, c.SASL.Mechanism, or))
 		}
 	case MechanismOAuthBearer:
 		if c.SASL.Token == "" {
@@ -163,9 +264,9 @@ func (s SASL) saslMechanism() sasl.Mechanism {
 	case MechanismPlain:
 		return plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism()
 	case MechanismScramSHA256:
-		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism()
+		return scram.Auth{User: s.Username, Pass: s.Password, IsToken: s.ScramToken}.AsSha256Mechanism()
 	case MechanismScramSHA512:
-		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism()
+		return scram.Auth{User: s.Username, Pass: s.Password, IsToken: s.ScramToken}.AsSha512Mechanism()
 	case MechanismOAuthBearer:
 		return oauth.Auth{Token: s.Token, Extensions: s.Extensions}.AsMechanism()
 	}
@@ -228,6 +329,9 @@ func IsAuthError(err error) bool {
 }
 
 func (c Config) describeConnectError(err error) error {
+	if isTLSRefusal(err) {
+		return fmt.Errorf("TLS handshake with kafka at %v failed: %s: %w", c.SeedBrokers, tlsProblem(err), err)
+	}
 	if c.SASL.Mechanism == "" || c.SASL.Mechanism == MechanismNone {
 		return fmt.Errorf("connecting to kafka at %v: %w", c.SeedBrokers, err)
 	}

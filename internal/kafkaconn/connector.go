@@ -8,6 +8,8 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/schema"
 )
 
 // Rejected-credentials back-off bounds: after a rejected login the next
@@ -72,10 +74,17 @@ func (c *Connector) Connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client,
 
 // credentialFields names the fields that hold what the brokers refused:
 // the SASL settings for a rejected login, the TLS settings for a refused
-// handshake.
+// handshake; the table's options when its properties set them.
 func (c Config) credentialFields(err error) string {
+	opt := func(name string) string { return schema.PropertyPrefix + name }
 	if !IsAuthError(err) {
-		return fmt.Sprintf("field %s", FieldTLS)
+		if c.origin.tableTLS {
+			return fmt.Sprintf("the options '%s' and 'properties.ssl.*' of table %s (or field %s)", opt(schema.PropSecurityProtocol), c.origin.table, FieldTLS)
+		}
+		return fmt.Sprintf("field %s (or %s / %s)", FieldTLS, FieldTrustStore, FieldKeyStore)
+	}
+	if c.origin.tableSASL {
+		return fmt.Sprintf("option '%s' (or '%s') of table %s", opt(schema.PropSASLJAASConfig), opt(schema.PropSASLMechanism), c.origin.table)
 	}
 	if c.SASL.Mechanism == MechanismOAuthBearer {
 		return fmt.Sprintf("field %s.%s (or %s.%s)", FieldSASL, FieldSASLToken, FieldSASL, FieldSASLMechanism)

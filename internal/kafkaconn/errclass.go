@@ -159,3 +159,28 @@ func isTLSRefusal(err error) bool {
 	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
 		errors.As(err, &verification) || errors.As(err, &header) || errors.As(err, &alert)
 }
+
+// tlsProblem says in words why a TLS handshake failed, for the error a
+// user reads.
+func tlsProblem(err error) string {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		hostname         x509.HostnameError
+		invalid          x509.CertificateInvalidError
+		header           tls.RecordHeaderError
+		alert            tls.AlertError
+	)
+	switch {
+	case errors.As(err, &unknownAuthority):
+		return "the broker's certificate is not signed by an authority this client trusts (check the trust store: the CA certificate that signed the brokers' certificates)"
+	case errors.As(err, &hostname):
+		return "the broker's certificate does not name the host connected to (use the name in the certificate, or turn the host name check off)"
+	case errors.As(err, &invalid):
+		return "the broker's certificate is not valid (expired, not yet valid, or not for server authentication)"
+	case errors.As(err, &header):
+		return "the listener does not speak TLS (a PLAINTEXT or SASL_PLAINTEXT port?)"
+	case errors.As(err, &alert):
+		return "the broker refused the handshake (a client certificate it does not trust, or no common TLS version)"
+	}
+	return "the certificate does not verify"
+}

@@ -22,6 +22,20 @@ const (
 	FieldMetadataMaxAge  = "metadata_max_age"
 	FieldRequestTimeout  = "request_timeout_overhead"
 	FieldConnIdleTimeout = "conn_idle_timeout"
+
+	FieldTrustStore        = "tls_truststore"
+	FieldKeyStore          = "tls_keystore"
+	FieldStoreType         = "type"
+	FieldStoreFile         = "file"
+	FieldStorePassword     = "password"
+	FieldStoreKeyPassword  = "key_password"
+	FieldTLSVerifyHostname = "tls_verify_hostname"
+	defaultStoreType       = StorePKCS12
+	tlsFieldRootCAs        = "root_cas"
+	tlsFieldRootCAsFile    = "root_cas_file"
+	tlsFieldClientCerts    = "client_certs"
+	tlsFieldSkipCertVerify = "skip_cert_verify"
+	tlsFieldEnabled        = "enabled"
 )
 
 // Defaults of the connection fields, declared once: the spec uses them.
@@ -54,18 +68,73 @@ func Fields() []*service.ConfigField {
 			Optional(),
 		service.NewStringField(FieldClientID).
 			Description("Client id sent with every request, visible in broker logs and quotas. Default `connectd`. " +
-				"Flink option: `properties.client.id` (Flink derives it from `client.id.prefix`).").
+				"Flink option: `properties.client.id`.").
 			Default(DefaultClientID).
 			Advanced(),
 		service.NewTLSToggledField(FieldTLS).
-			Description("TLS for broker connections. Disabled by default. Flink option: `properties.security.protocol=SSL` with the `properties.ssl.*` options."),
+			Description("TLS for broker connections. Disabled by default. `root_cas` / `root_cas_file` are the PEM trust store, " +
+				"`client_certs` the PEM key store; see also `tls_truststore`, `tls_keystore` and `tls_verify_hostname`. " +
+				"A certificate that does not verify ends the run at connect (exit 1), naming the certificate problem. " +
+				"Flink option: `properties.security.protocol` = `SSL` or `SASL_SSL`; `root_cas_file` is `properties.ssl.truststore.location` " +
+				"and `root_cas` is `properties.ssl.truststore.certificates` (with `properties.ssl.truststore.type` = `PEM`), " +
+				"`client_certs` is `properties.ssl.keystore.certificate.chain` and `properties.ssl.keystore.key` (type `PEM`)."),
+		service.NewObjectField(FieldTrustStore,
+			service.NewStringEnumField(FieldStoreType, string(StorePKCS12), string(StoreJKS), string(StorePEM)).
+				Description("Format of the file: `PKCS12`, `JKS` or `PEM`. Default `PKCS12`. Flink option: `properties.ssl.truststore.type` "+
+					"(whose default is JKS, as in Kafka).").
+				Default(string(defaultStoreType)),
+			service.NewStringField(FieldStoreFile).
+				Description("Path of the trust store. Required. Flink option: `properties.ssl.truststore.location`."),
+			service.NewStringField(FieldStorePassword).
+				Description("Password of a PKCS12 or JKS store (its integrity check; required for JKS). Default empty. Never logged. "+
+					"Flink option: `properties.ssl.truststore.password`.").
+				Default("").
+				Secret(),
+		).
+			Description("A Java-style trust store with the certificates of the authorities that sign the brokers' certificates, for TLS " +
+				"(`tls.enabled`). For PEM, `tls.root_cas_file` does the same; set one of them. Read with " +
+				"software.sslmate.com/src/go-pkcs12 (PKCS12) and github.com/pavlo-v-chernykh/keystore-go (JKS: its trusted certificate entries). " +
+				"Default: absent, the `tls` settings (else the system's authorities). Flink option: `properties.ssl.truststore.*`.").
+			Optional().
+			Advanced(),
+		service.NewObjectField(FieldKeyStore,
+			service.NewStringEnumField(FieldStoreType, string(StorePKCS12), string(StoreJKS), string(StorePEM)).
+				Description("Format of the file: `PKCS12`, `JKS` or `PEM` (the private key and the certificate chain). Default `PKCS12`. "+
+					"Flink option: `properties.ssl.keystore.type` (whose default is JKS, as in Kafka).").
+				Default(string(defaultStoreType)),
+			service.NewStringField(FieldStoreFile).
+				Description("Path of the key store. Required. Flink option: `properties.ssl.keystore.location`."),
+			service.NewStringField(FieldStorePassword).
+				Description("Password of a PKCS12 or JKS store. Default empty. Never logged. Flink option: `properties.ssl.keystore.password`.").
+				Default("").
+				Secret(),
+			service.NewStringField(FieldStoreKeyPassword).
+				Description("Password of the private key: of a JKS key entry (default: `password`), or of an encrypted PKCS#8 key in a PEM file. "+
+					"Default empty. Never logged. Flink option: `properties.ssl.key.password`.").
+				Default("").
+				Secret(),
+		).
+			Description("A Java-style key store with the client's certificate and private key, for brokers that authenticate clients by " +
+				"certificate (TLS client authentication). The store must hold exactly one private key. For PEM files, `tls.client_certs` " +
+				"does the same; set one of them. Default: absent, no client certificate. Flink option: `properties.ssl.keystore.*` " +
+				"and `properties.ssl.key.password`.").
+			Optional().
+			Advanced(),
+		service.NewBoolField(FieldTLSVerifyHostname).
+			Description("Check that a broker's certificate names the host connected to. `false` still checks that the certificate " +
+				"chains to a trusted authority (unlike `tls.skip_cert_verify`, which checks nothing). Default `true`. " +
+				"Flink option: `properties.ssl.endpoint.identification.algorithm` (`https`: true; empty: false).").
+			Default(true).
+			Advanced(),
 		service.NewObjectField(FieldSASL,
 			service.NewStringEnumField(FieldSASLMechanism,
 				MechanismNone, MechanismPlain, MechanismScramSHA256, MechanismScramSHA512, MechanismOAuthBearer).
-				Description("SASL mechanism. Default `none` (no authentication). Flink option: `properties.sasl.mechanism`.").
+				Description("SASL mechanism. Default `none` (no authentication). Flink option: `properties.sasl.mechanism` "+
+					"(with `properties.security.protocol` = `SASL_PLAINTEXT` or `SASL_SSL`).").
 				Default(MechanismNone),
 			service.NewStringField(FieldSASLUsername).
-				Description("User for PLAIN and SCRAM mechanisms. Default empty. Flink option: the `username` in `properties.sasl.jaas.config`.").
+				Description("User for PLAIN and SCRAM mechanisms. Default empty. Flink option: the `username` of `properties.sasl.jaas.config` "+
+					"(`org.apache.kafka.common.security.plain.PlainLoginModule required username=\"...\" password=\"...\";`, or the `ScramLoginModule` form).").
 				Default(""),
 			service.NewStringField(FieldSASLPassword).
 				Description("Password for PLAIN and SCRAM mechanisms. Default empty. Never logged. Flink option: the `password` in `properties.sasl.jaas.config`.").

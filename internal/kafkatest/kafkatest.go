@@ -34,6 +34,12 @@ const (
 	envSASLBrokers  = "CONNECTD_KAFKA_SASL_BROKERS"
 	envSASLUser     = "CONNECTD_KAFKA_SASL_USER"
 	envSASLPassword = "CONNECTD_KAFKA_SASL_PASSWORD"
+	envSSLBrokers   = "CONNECTD_KAFKA_SSL_BROKERS"
+	envSASLSSL      = "CONNECTD_KAFKA_SASL_SSL_BROKERS"
+	envSSLCA        = "CONNECTD_KAFKA_SSL_CA"
+	envTrustPKCS12  = "CONNECTD_KAFKA_SSL_TRUSTSTORE_PKCS12"
+	envTrustJKS     = "CONNECTD_KAFKA_SSL_TRUSTSTORE_JKS"
+	envTrustPass    = "CONNECTD_KAFKA_SSL_TRUSTSTORE_PASSWORD"
 	// envRequire set to 1 turns every skip of this package into a failure.
 	envRequire = "CONNECTD_REQUIRE_KAFKA"
 )
@@ -77,6 +83,35 @@ func SASL(t testing.TB) (addr, user, password string) {
 	user = requireEnv(t, envSASLUser)
 	password = requireEnv(t, envSASLPassword)
 	return addr, user, password
+}
+
+// TLSListeners are the broker's TLS listeners and the trust stores of the
+// throwaway CA that signed its certificate (scripts/kafka.sh generates them
+// at `up`). The certificate names 127.0.0.1 and localhost.
+type TLSListeners struct {
+	// SSL and SASLSSL are the SSL and SASL_SSL bootstrap addresses; the
+	// SASL_SSL listener takes the user and mechanisms of SASL.
+	SSL, SASLSSL string
+	// CA is the PEM file of the CA certificate.
+	CA string
+	// PKCS12 and JKS hold the same CA certificate as trust stores, with
+	// password StorePassword.
+	PKCS12, JKS, StorePassword string
+}
+
+// TLS returns the TLS listeners from the CONNECTD_KAFKA_SSL_* variables
+// (same skip/fail rule as Broker: a broker started by an older
+// scripts/kafka.sh has no TLS listeners until `scripts/kafka.sh restart`).
+func TLS(t testing.TB) TLSListeners {
+	t.Helper()
+	return TLSListeners{
+		SSL:           requireEnv(t, envSSLBrokers),
+		SASLSSL:       requireEnv(t, envSASLSSL),
+		CA:            requireEnv(t, envSSLCA),
+		PKCS12:        requireEnv(t, envTrustPKCS12),
+		JKS:           requireEnv(t, envTrustJKS),
+		StorePassword: requireEnv(t, envTrustPass),
+	}
 }
 
 // Kcat returns the path of the kcat binary (same skip/fail rule if not on

@@ -220,7 +220,8 @@ func (c confluentKey) EncodeRecord(ctx context.Context, row map[string]any, rec 
 
 // ErrSkipped is returned by Decode for a record that produces no row: the
 // format's options say to skip it (`ignore-parse-errors`), or it is a
-// tombstone of a plain kafka table (Flink drops those too).
+// tombstone of a plain kafka table (Flink drops those too) whose value
+// format is not raw (format.NullValueCodec).
 var ErrSkipped = errors.New("record skipped")
 
 // DecodeKafka returns the row of a fetched record (see Decode): the way a
@@ -275,7 +276,19 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 			}
 		}
 	case r.Value == nil:
-		return nil, ErrSkipped
+		nv, ok := c.value.(format.NullValueCodec)
+		if !ok {
+			return nil, ErrSkipped
+		}
+		// raw: a tombstone is a row whose column is NULL, as in Flink.
+		vr := nv.DecodeNull()
+		if row == nil {
+			row = vr
+			break
+		}
+		for k, v := range vr {
+			row[k] = v
+		}
 	default:
 		var vr map[string]any
 		var err error
@@ -384,6 +397,9 @@ func (c *Codec) Encode(ctx context.Context, row map[string]any, topic string, de
 		if c.key == nil {
 			return out, errors.New("a delete needs the key columns")
 		}
+	} else if nv, ok := c.value.(format.NullValueCodec); ok && nv.EncodesNull(row) {
+		// raw: NULL is a record without a value, as in Flink (out.Value
+		// stays nil).
 	} else {
 		var err error
 		if c.valRec != nil {

@@ -200,3 +200,38 @@ func TestFromKafkaTimestampType(t *testing.T) {
 		t.Errorf("no timestamp type, zero time: got %d ms, want -1 (NO_TIMESTAMP)", ts.UnixMilli())
 	}
 }
+
+// A raw value is NULL as a record without a value, as Flink's raw format
+// reads and writes it: a tombstone of a plain kafka table is a row (the key
+// columns and a NULL value column), not skipped, and a NULL value column is
+// written as a tombstone; the other formats still skip a tombstone.
+func TestCodecRawNullValue(t *testing.T) {
+	t.Parallel()
+	c, err := NewCodec(table(t, `CREATE TABLE t (id BIGINT, body BYTES)
+	  WITH ('connector' = 'kafka', 'topic' = 'x', 'key.format' = 'json', 'key.fields' = 'id', 'value.format' = 'raw', 'value.fields-include' = 'EXCEPT_KEY')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := c.Decode(context.Background(), Record{Topic: "x", Key: []byte(`{"id":7}`)})
+	if err != nil {
+		t.Fatalf("tombstone of a raw kafka table: %v", err)
+	}
+	if len(row) != 2 || row["id"] != int64(7) || row["body"] != nil {
+		t.Fatalf("tombstone of a raw kafka table: row = %#v, want id 7 and a NULL body", row)
+	}
+	out, err := c.Encode(context.Background(), map[string]any{"id": int64(7), "body": nil}, "x", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Value != nil || string(out.Key) != `{"id":7}` {
+		t.Fatalf("NULL raw value: key %q, value %#v; want the key and a null value", out.Key, out.Value)
+	}
+	out, err = c.Encode(context.Background(), map[string]any{"id": int64(7), "body": "AP8="}, "x", false)
+	if err != nil || string(out.Value) != "\x00\xff" {
+		t.Fatalf("BYTES from base64 text: value %q, %v; want the bytes 00 ff", out.Value, err)
+	}
+	out, err = c.Encode(context.Background(), map[string]any{"id": int64(7), "body": []byte{}}, "x", false)
+	if err != nil || out.Value == nil || len(out.Value) != 0 {
+		t.Fatalf("empty raw value: %#v, %v; want an empty, non-null value", out.Value, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/schema"
 )
 
@@ -44,8 +45,38 @@ func NewConflicts(t *schema.Table) *Conflicts { return &Conflicts{table: t.Name}
 // Add records that field (set to fieldValue in YAML) contradicts option
 // (set to optValue in the table).
 func (c *Conflicts) Add(field string, fieldValue any, option, optValue string) {
-	c.errs = append(c.errs, fmt.Errorf("field %s: %v contradicts option '%s' = '%s' of table %s; "+
-		"the table is the single source of truth: drop %s or change the option", field, show(fieldValue), option, optValue, c.table, field))
+	c.errs = append(c.errs, Contradiction(c.table, field, fieldValue, option, optValue))
+}
+
+// Contradiction returns the error of a YAML field (set to fieldValue) that
+// contradicts option (set to optValue) of table.
+func Contradiction(table, field string, fieldValue any, option, optValue string) error {
+	return fmt.Errorf("field %s: %v contradicts option '%s' = '%s' of table %s; "+
+		"the table is the single source of truth: drop %s or change the option", field, show(fieldValue), option, optValue, table, field)
+}
+
+// KafkaConn returns what table t sets of a Kafka component's connection:
+// its brokers and its Kafka client properties, with contradictions worded
+// as Add words them. kafkaconn.FromParsedTable applies it.
+func KafkaConn(t *schema.Table) kafkaconn.TableConn {
+	tc := kafkaconn.TableConn{
+		Table:      t.Name,
+		Properties: t.Properties(),
+		Contradiction: func(field string, fieldValue any, option, optValue string) error {
+			return Contradiction(t.Name, field, fieldValue, option, optValue)
+		},
+	}
+	if v, ok := t.Options[schema.OptBootstrapServers]; ok {
+		tc.Brokers = SplitList(v, ",")
+	}
+	return tc
+}
+
+// Property returns the value of Kafka client property name (without the
+// `properties.` prefix) of t, and whether t sets it.
+func Property(t *schema.Table, name string) (string, bool) {
+	v, ok := t.Options[schema.PropertyPrefix+name]
+	return strings.TrimSpace(v), ok
 }
 
 // Addf records any other problem, prefixed with the field.

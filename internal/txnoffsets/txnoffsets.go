@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // TopicPartition names a partition.
@@ -136,6 +137,50 @@ func (c *OriginContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+// Origins are the origins of a batch of messages, kept once by their
+// source: Origin(i) is the i-th message's. It must not change once the
+// batch's contexts are handed out, and is read from any goroutine.
+type Origins interface {
+	Origin(i int) Origin
+}
+
+// IndexContext is the context of the i-th message of a batch whose origins
+// are Origins: FromContext finds its origin there, so that a source does not
+// copy each message's origin into its context. It has no parent: its
+// deadline, cancellation and every other value are context.Background's.
+type IndexContext struct {
+	batch Origins
+	i     int
+}
+
+// BatchContexts returns the contexts of a batch of n messages whose origins
+// are batch, the i-th for message i: one allocation for the batch.
+func BatchContexts(batch Origins, n int) []IndexContext {
+	cs := make([]IndexContext, n)
+	for i := range cs {
+		cs[i] = IndexContext{batch: batch, i: i}
+	}
+	return cs
+}
+
+// Deadline is context.Background's: none.
+func (c *IndexContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done is context.Background's: never closed.
+func (c *IndexContext) Done() <-chan struct{} { return nil }
+
+// Err is context.Background's: nil.
+func (c *IndexContext) Err() error { return nil }
+
+// Value returns c for the origin key (FromContext asks c's batch), nil for
+// any other.
+func (c *IndexContext) Value(key any) any {
+	if key == (originKey{}) {
+		return c
+	}
+	return nil
+}
+
 // WithOrigin returns a context carrying o.
 func WithOrigin(parent context.Context, o Origin) context.Context {
 	c := &OriginContext{}
@@ -148,11 +193,17 @@ func FromContext(ctx context.Context) (Origin, bool) {
 	if ctx == nil {
 		return Origin{}, false
 	}
-	o, ok := ctx.Value(originKey{}).(*Origin)
-	if !ok || o.Source == nil {
+	var o Origin
+	switch v := ctx.Value(originKey{}).(type) {
+	case *Origin:
+		o = *v
+	case *IndexContext:
+		o = v.batch.Origin(v.i)
+	}
+	if o.Source == nil {
 		return Origin{}, false
 	}
-	return *o, true
+	return o, true
 }
 
 // NotOwnedError is returned by Prepare for partitions the source no longer

@@ -47,6 +47,49 @@ func TestOriginContext(t *testing.T) {
 	}
 }
 
+// origins is a batch's Origins: its topic and partition, offsets from base.
+type origins struct {
+	src  Source
+	base int64
+}
+
+func (o origins) Origin(i int) Origin {
+	return Origin{Source: o.src, Topic: "t", Partition: 3, Offset: o.base + int64(i)}
+}
+
+// The contexts of a batch each carry their message's origin, read from the
+// batch; wrapped as Benthos wraps them (tracing spans) they still do, and
+// WithoutOrigin hides it.
+func TestBatchContexts(t *testing.T) {
+	t.Parallel()
+	src := &source{}
+	cs := BatchContexts(origins{src: src, base: 100}, 3)
+	if len(cs) != 3 {
+		t.Fatalf("%d contexts, want 3", len(cs))
+	}
+	type span struct{}
+	for i := range cs {
+		ctx := context.WithValue(&cs[i], span{}, "span")
+		o, ok := FromContext(ctx)
+		if want := (Origin{Source: src, Topic: "t", Partition: 3, Offset: 100 + int64(i)}); !ok || o != want {
+			t.Fatalf("context %d: FromContext = %+v, %v, want %+v", i, o, ok, want)
+		}
+		if ctx.Value(span{}) != "span" {
+			t.Fatalf("context %d: a wrapping value is lost", i)
+		}
+		if _, ok := FromContext(WithoutOrigin(ctx)); ok {
+			t.Fatalf("context %d: WithoutOrigin does not hide the origin", i)
+		}
+	}
+	c := &cs[0]
+	if d, ok := c.Deadline(); ok || !d.IsZero() || c.Done() != nil || c.Err() != nil || c.Value(span{}) != nil {
+		t.Fatal("a batch context is not context.Background's twin")
+	}
+	if _, ok := FromContext(&BatchContexts(origins{}, 1)[0]); ok {
+		t.Fatal("an origin without a source")
+	}
+}
+
 func TestCompareWindow(t *testing.T) {
 	t.Parallel()
 	cut := Cutoff{FireAt: 9999, Key: "m", Start: 0}

@@ -28,6 +28,20 @@ type Codec interface {
 	Encode(row map[string]any) ([]byte, error)
 }
 
+// NullValueCodec is a Codec whose NULL row is a Kafka record without a
+// value: Flink's raw format writes a NULL column as a null value (a
+// tombstone) and reads a null value as a row whose column is NULL, on a
+// plain kafka table too, where every other format skips a tombstone.
+// Decode and Encode themselves see bytes (Encode writes NULL as no bytes,
+// for the table processors); the connector asks these methods first.
+type NullValueCodec interface {
+	Codec
+	// DecodeNull returns the row of a record with a null value.
+	DecodeNull() map[string]any
+	// EncodesNull reports whether row is written as a null value.
+	EncodesNull(row map[string]any) bool
+}
+
 // Record is what a RecordCodec may use besides the bytes or the row.
 type Record struct {
 	// Topic is the record's Kafka topic (kafka_topic metadata); "" when

@@ -37,7 +37,7 @@ const (
 
 // privateInstance returns the port base and data dir of the private broker
 // offset ports above the configured base: each test that starts a private
-// broker takes its own offset (a broker uses three ports), so that such
+// broker takes its own offset (a broker uses five ports), so that such
 // tests can run in parallel.
 func privateInstance(offset int) (portBase, dataDir string) {
 	portBase = defaultPrivatePortBase

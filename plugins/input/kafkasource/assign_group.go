@@ -39,8 +39,7 @@ func (a *groupAssignment) clientOpts(i int) []kgo.Opt {
 		kgo.ConsumerGroup(c.ConsumerGroup),
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(c.SessionTimeout),
-		// Three heartbeats per session timeout, as the Java client.
-		kgo.HeartbeatInterval(min(3*time.Second, c.SessionTimeout/3)),
+		kgo.HeartbeatInterval(c.heartbeatInterval()),
 		kgo.OnPartitionsAssigned(a.onAssigned(i)),
 		kgo.OnPartitionsRevoked(a.onRevoked(i, true)),
 		kgo.OnPartitionsLost(a.onRevoked(i, false)),
@@ -48,6 +47,13 @@ func (a *groupAssignment) clientOpts(i int) []kgo.Opt {
 		// consumer always fetches its offsets with require-stable (the
 		// option is a deprecated no-op), so an assigned partition waits
 		// for an open transaction of an exactly-once sink to end.
+	}
+	if c.GroupInstanceID != "" {
+		id := c.GroupInstanceID
+		if i > 0 {
+			id = fmt.Sprintf("%s-%d", id, i)
+		}
+		opts = append(opts, kgo.InstanceID(id))
 	}
 	if c.GroupProtocol == GroupProtocolConsumer {
 		// KIP-848: the coordinator assigns; franz-go takes the sticky

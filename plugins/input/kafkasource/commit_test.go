@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -56,10 +57,30 @@ func newSourceIn(t *testing.T, yaml string, mgr *service.Resources, edit func(*C
 // commitIdle waits until s has no commit in flight.
 func commitIdle(t *testing.T, s *source) {
 	t.Helper()
-	waitFor(t, "no commit in flight", func() (idle bool) {
+	eventually.True(t, testTimeout, "no commit in flight", func() (idle bool) {
 		onOwner(s, func(o *owner) { idle = !o.commits.inFlight && len(o.commits.queue) == 0 })
 		return idle
 	})
+}
+
+// commitTick runs one tick of s's commit loop (what commit_period's ticker
+// runs) on the owner, after every request sent to it before (acks
+// included), once no commit is in flight (a tick then does nothing), and
+// waits until the commit it started, if any, is over. A test that checks
+// the source commits nothing checks after a tick that saw its state,
+// instead of sleeping through ticks that may not come.
+func commitTick(t *testing.T, s *source) {
+	t.Helper()
+	eventually.True(t, testTimeout, "a commit-loop tick with no commit in flight", func() (ticked bool) {
+		onOwner(s, func(o *owner) {
+			if !o.commits.inFlight && len(o.commits.queue) == 0 {
+				o.periodicCommit()
+				ticked = true
+			}
+		})
+		return ticked
+	})
+	commitIdle(t, s)
 }
 
 // TestSourceHaltCommitsNothing: once the run stops on an error
@@ -98,7 +119,7 @@ func TestSourceHaltCommitsNothing(t *testing.T) {
 	if _, err := src.PrepareWindows(txnoffsets.Cutoff{}); !errors.Is(err, stop) {
 		t.Fatalf("PrepareWindows after the halt: %v, want an error wrapping %q", err, stop)
 	}
-	time.Sleep(100 * time.Millisecond) // not a wait for a condition: commit-loop ticks in which to misbehave
+	commitTick(t, s) // the acks are in: a tick now would commit them
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package kafkasource
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -172,6 +173,18 @@ type Config struct {
 	SessionTimeout time.Duration
 	// GroupProtocol of group mode. Default GroupProtocolClassic.
 	GroupProtocol GroupProtocol
+	// HeartbeatInterval of a group member (group mode, classic); 0: a
+	// third of SessionTimeout, at most 3s.
+	HeartbeatInterval time.Duration
+	// GroupInstanceID is the static member id of group mode (KIP-345);
+	// reader i > 0 uses "<id>-<i>". "": dynamic membership.
+	GroupInstanceID string
+	// FetchMinBytes, FetchMaxBytes and FetchMaxPartitionBytes bound a
+	// fetch, in bytes. Defaults 1, 50 MiB and 1 MiB, as the Java client.
+	FetchMinBytes, FetchMaxBytes, FetchMaxPartitionBytes int
+	// RackID is this process's rack, for fetching from the closest
+	// replica (KIP-392). "": from leaders.
+	RackID string
 	// Table, when set, decodes each record into a row of a Flink table,
 	// whose WITH options also set the subscription, brokers, group, start
 	// and stop offsets and discovery interval (table.go). nil: no table.
@@ -244,7 +257,7 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		keep(err)
 		return n
 	}
-	c.Conn, err = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
+	c.Conn, err = kafkaconn.FromParsedTable(conf, tset.conn)
 	keep(err)
 	if conf.Contains(fieldTopics) {
 		topics, err := conf.FieldStringList(fieldTopics)
@@ -284,6 +297,15 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.SessionTimeout = duration(fieldSessionTimeout, defaultSessionTimeout)
 	c.GroupProtocol = GroupProtocol(str(fieldGroupProtocol))
 	c.PartitionMetrics = PartitionMetrics(str(fieldPartitionMetrics))
+	// Empty, as `connectd create` prints the optional field, is unset.
+	if s, _ := conf.FieldString(fieldHeartbeatInterval); conf.Contains(fieldHeartbeatInterval) && s != "" {
+		c.HeartbeatInterval = duration(fieldHeartbeatInterval, "3s")
+	}
+	c.GroupInstanceID = str(fieldGroupInstanceID)
+	c.FetchMinBytes = integer(fieldFetchMinBytes)
+	c.FetchMaxBytes = integer(fieldFetchMaxBytes)
+	c.FetchMaxPartitionBytes = integer(fieldFetchMaxPartitionBytes)
+	c.RackID = str(fieldRackID)
 	c.ResetOffsets, err = conf.FieldBool(fieldResetOffsets)
 	keep(err)
 	if c.StartTimestamp, err = timestampFromParsed(conf, fieldStartTimestamp); err != nil {
@@ -375,6 +397,7 @@ func (c Config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldPartitionMetrics, c.PartitionMetrics, PartitionMetricsPartition, PartitionMetricsTopic))
 	}
+	errs = append(errs, c.validateFetch()...)
 	if c.DiscoveryInterval < 0 {
 		errs = append(errs, fmt.Errorf("field %s: must not be negative (0 turns discovery off), got %v", fieldDiscoveryInterval, c.DiscoveryInterval))
 	}
@@ -435,6 +458,42 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
+// validateFetch collects the problems of the fetch sizes and of the group
+// member settings.
+func (c Config) validateFetch() []error {
+	var errs []error
+	for _, f := range []struct {
+		field string
+		v     int
+	}{{fieldFetchMinBytes, c.FetchMinBytes}, {fieldFetchMaxBytes, c.FetchMaxBytes}, {fieldFetchMaxPartitionBytes, c.FetchMaxPartitionBytes}} {
+		if f.v < 1 || f.v > math.MaxInt32 {
+			errs = append(errs, fmt.Errorf("field %s: must be between 1 and %d bytes, got %d", f.field, math.MaxInt32, f.v))
+		}
+	}
+	if c.HeartbeatInterval < 0 || (c.HeartbeatInterval > 0 && c.HeartbeatInterval >= c.SessionTimeout) {
+		errs = append(errs, fmt.Errorf("field %s: must be positive and below %s (%v), got %v",
+			fieldHeartbeatInterval, fieldSessionTimeout, c.SessionTimeout, c.HeartbeatInterval))
+	}
+	if c.Assignment != AssignmentGroup {
+		if c.HeartbeatInterval != 0 {
+			errs = append(errs, fmt.Errorf("field %s: only used with %s: %s", fieldHeartbeatInterval, fieldAssignment, AssignmentGroup))
+		}
+		if c.GroupInstanceID != "" {
+			errs = append(errs, fmt.Errorf("field %s: only used with %s: %s (the enumerator joins no group)", fieldGroupInstanceID, fieldAssignment, AssignmentGroup))
+		}
+	}
+	return errs
+}
+
+// heartbeatInterval is the group member's heartbeat interval: the one set,
+// else three heartbeats per session timeout, at most 3s, as the Java client.
+func (c Config) heartbeatInterval() time.Duration {
+	if c.HeartbeatInterval > 0 {
+		return c.HeartbeatInterval
+	}
+	return min(3*time.Second, c.SessionTimeout/3)
+}
+
 // groupProblems returns the problems of the settings that depend on the
 // consumer group: those that need one when group is "" (start_from:
 // committed, assignment: group, reset_offsets), a blank group, and the
@@ -484,6 +543,9 @@ func (c Config) clientOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ConsumeResetOffset(c.resetOffset()),
 		kgo.FetchMaxWait(c.FetchMaxWait),
+		kgo.FetchMinBytes(int32(c.FetchMinBytes)),
+		kgo.FetchMaxBytes(int32(c.FetchMaxBytes)),
+		kgo.FetchMaxPartitionBytes(int32(c.FetchMaxPartitionBytes)),
 		// Control records (transaction markers) come to the reader, which
 		// drops them but moves the partition's position past them, so that
 		// the commit position and stop_at see the end of a transaction.
@@ -503,6 +565,9 @@ func (c Config) clientOpts() []kgo.Opt {
 			age = min(age, c.Conn.MetadataMaxAge)
 		}
 		opts = append(opts, kgo.MetadataMinAge(max(10*time.Millisecond, age)))
+	}
+	if c.RackID != "" {
+		opts = append(opts, kgo.Rack(c.RackID))
 	}
 	if c.IsolationLevel == ReadCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))

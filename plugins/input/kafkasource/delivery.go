@@ -70,18 +70,30 @@ func (r *reader) fetched(fetches kgo.Fetches) (b *fetchedBatch, ok bool) {
 // records to deliver, nil if none.
 func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 	t := o.tracker
+	// Sized once for the poll: most of its records are kept.
+	n := fetches.NumRecords()
 	var (
-		keep    []*kgo.Record
-		lags    []int64
-		pause   []topicPartition
-		wmParts []*watermark.Partition
+		keep      = make([]*kgo.Record, 0, n)
+		positions = make([]position, 0, n)
+		lags      = make([]int64, 0, n)
+		pause     []topicPartition
+		wmParts   []*watermark.Partition
 	)
+	if o.wm != nil {
+		wmParts = make([]*watermark.Partition, 0, n)
+	}
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if len(fp.Records) == 0 {
 			return
 		}
 		tp := topicPartition{topic: fp.Topic, partition: fp.Partition}
-		if next, ok := t.next(tp); ok && next >= 0 && fp.LogStartOffset > next && fp.Records[0].Offset > next {
+		// Looked up once for the partition's records; untracked (revoked,
+		// removed): none of them is delivered, nothing moves.
+		po := t.partition(tp)
+		if po == nil {
+			return
+		}
+		if next := po.next; next >= 0 && fp.LogStartOffset > next && fp.Records[0].Offset > next {
 			// The position fell below the log start (retention deleted
 			// what was not read yet) and the client reset per
 			// committed_fallback; it does not report that as an error.
@@ -95,18 +107,19 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		// Entries are registered in fetch order, so that a record and a
 		// marker after it move the position in the order the log has them.
 		for _, r := range fp.Records {
-			if r.Attrs.IsControl() || !t.wanted(tp, r.Offset) {
-				t.skipped(tp, r.Offset)
+			if r.Attrs.IsControl() || !po.wanted(r.Offset) {
+				t.skippedIn(tp, po, r.Offset)
 				continue
 			}
 			keep = append(keep, r)
+			positions = append(positions, position{tp: tp, offset: r.Offset})
 			lags = append(lags, max(0, fp.HighWatermark-r.Offset-1))
 			if o.wm != nil {
 				wmParts = append(wmParts, wp)
 			}
 			n++
 			size += recordBytes(r)
-			if t.fetchedOne(position{tp: tp, offset: r.Offset}) {
+			if t.fetchedIn(tp, po, r.Offset) {
 				pause = append(pause, tp)
 			}
 		}
@@ -114,9 +127,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 			o.metrics.received.Incr(n, tp.topic)
 			o.metrics.bytes.Incr(size, tp.topic)
 		}
-		if next, ok := t.next(tp); ok {
-			o.metrics.parts.position(tp, next, max(0, fp.HighWatermark-next))
-		}
+		o.metrics.parts.position(tp, po.next, max(0, fp.HighWatermark-po.next))
 	})
 	if len(pause) > 0 && !o.stopped {
 		o.eachClient(pause, func(cl *kgo.Client, m map[string][]int32) { cl.PauseFetchPartitions(m) })
@@ -126,7 +137,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		st *batchState
 	)
 	if len(keep) > 0 {
-		b = newFetchedBatch(keep, lags, &o.sess.build)
+		b = &fetchedBatch{records: keep, positions: positions, lags: lags, build: &o.sess.build}
 		st = &batchState{}
 		if o.wm != nil {
 			st.marks = &batchMarks{parts: wmParts}

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 // trackedPartitions returns the partitions the source's session reads.
@@ -18,20 +19,15 @@ func trackedPartitions(s *source) []topicPartition {
 	return tps
 }
 
-// waitTracked polls until the source reads exactly want.
+// waitTracked waits until the source reads exactly want.
 func waitTracked(t *testing.T, s *source, want []topicPartition) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		got := trackedPartitions(s)
-		if slices.Equal(got, want) {
-			return
+	eventually.NoError(t, testTimeout, fmt.Sprintf("the source to read %v", want), func() error {
+		if got := trackedPartitions(s); !slices.Equal(got, want) {
+			return fmt.Errorf("reading %v", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reading %v, want %v", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestSourceDiscovery: with topic_pattern and discovery, new partitions of a

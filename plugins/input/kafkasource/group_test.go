@@ -7,9 +7,10 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 // drain reads and acknowledges records from s until ctx ends, recording
@@ -45,19 +46,15 @@ func TestSourceGroupMode(t *testing.T) {
 	for p := range all {
 		all[p] = tpT(int32(p))
 	}
-	deadline := time.Now().Add(testTimeout)
-	for {
+	eventually.NoError(t, testTimeout, "every partition read once across both sources", func() error {
 		pa, pb := trackedPartitions(a), trackedPartitions(b)
 		union := append(slices.Clone(pa), pb...)
 		sortPartitions(union)
-		if len(pa) > 0 && len(pb) > 0 && slices.Equal(union, all) {
-			break
+		if len(pa) == 0 || len(pb) == 0 || !slices.Equal(union, all) {
+			return fmt.Errorf("partitions %v and %v", pa, pb)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("partitions %v and %v, want every partition once across both", pa, pb)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 
 	var mu sync.Mutex
 	seen := map[string]bool{}
@@ -75,19 +72,15 @@ func TestSourceGroupMode(t *testing.T) {
 	produceN(t, addr, "t", 20, 0, 1, 2, 3, 4, 5)
 	waitSeen := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(testTimeout)
-		for {
+		eventually.NoError(t, testTimeout, fmt.Sprintf("%d distinct records read", n), func() error {
 			mu.Lock()
 			got := len(seen)
 			mu.Unlock()
-			if got == n {
-				return
+			if got != n {
+				return fmt.Errorf("read %d distinct records", got)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("read %d distinct records, want %d", got, n)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitSeen(partitions * 20)
 	// Both sources commit what they acknowledged, each as the member that
@@ -102,13 +95,7 @@ func TestSourceGroupMode(t *testing.T) {
 	if err := a.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(testTimeout)
-	for !slices.Equal(trackedPartitions(b), all) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after one source left, the other reads %v, want %v", trackedPartitions(b), all)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitTracked(t, b, all) // the source that stayed takes every partition over
 	var recs []*kgo.Record
 	for p := range int32(partitions) {
 		recs = append(recs, &kgo.Record{Topic: "t", Partition: p, Value: fmt.Appendf(nil, "late-%d", p)})

@@ -2,6 +2,7 @@ package kafkasource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -103,7 +105,7 @@ func TestIntegrationLogAppendTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
+	eventually.NoError(t, testTimeout, fmt.Sprintf("topic %s to have message.timestamp.type %s", topic, v), func() error {
 		rcs, err := adm.DescribeTopicConfigs(ctx, topic)
 		if err != nil {
 			t.Fatal(err)
@@ -112,15 +114,11 @@ func TestIntegrationLogAppendTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if slicesContainConfig(rc.Configs, "message.timestamp.type", v) {
-			break
+		if !slicesContainConfig(rc.Configs, "message.timestamp.type", v) {
+			return errors.New("the broker describes the topic without it")
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("topic %s config not applied", topic)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 
 	old := time.UnixMilli(1_000_000_000_000)
 	before := time.Now().Add(-time.Second).UnixMilli()

@@ -105,29 +105,51 @@ var (
 	boxedNoTimestamp   any = timestampTypeNone
 )
 
-// partitionBoxes holds a partition's topic and partition number boxed once
-// for the records of one batch, which mostly come in runs of one partition.
-type partitionBoxes struct {
+// valueBoxes holds metadata values boxed once for a run of records that
+// share them. Storing a value in an interface allocates (Go boxes only
+// integers below 256 for free); the records of one batch mostly come in runs
+// of one partition, and records produced together share their timestamp (to
+// the millisecond, and more so to the second), so a run pays once.
+type valueBoxes struct {
 	topic          string
 	partition      int32
 	boxedTopic     any
 	boxedPartition any
+	millis         int64
+	boxedMillis    any
+	seconds        int64
+	boxedSeconds   any
 }
 
-func (pb *partitionBoxes) of(r *kgo.Record) *partitionBoxes {
-	if pb.boxedTopic == nil || pb.topic != r.Topic || pb.partition != r.Partition {
-		*pb = partitionBoxes{topic: r.Topic, partition: r.Partition, boxedTopic: r.Topic, boxedPartition: int(r.Partition)}
+// partitionOf sets the boxed topic and partition to r's.
+func (vb *valueBoxes) partitionOf(r *kgo.Record) {
+	if vb.boxedTopic == nil || vb.topic != r.Topic || vb.partition != r.Partition {
+		vb.topic, vb.partition, vb.boxedTopic, vb.boxedPartition = r.Topic, r.Partition, r.Topic, int(r.Partition)
 	}
-	return pb
+}
+
+// unixMilli returns ms boxed.
+func (vb *valueBoxes) unixMilli(ms int64) any {
+	if vb.boxedMillis == nil || vb.millis != ms {
+		vb.millis, vb.boxedMillis = ms, ms
+	}
+	return vb.boxedMillis
+}
+
+// unix returns s boxed.
+func (vb *valueBoxes) unix(s int64) any {
+	if vb.boxedSeconds == nil || vb.seconds != s {
+		vb.seconds, vb.boxedSeconds = s, s
+	}
+	return vb.boxedSeconds
 }
 
 // recordMessage turns a record into a message: the content is the record
 // value, and the metadata is what set selects of the spec's Metadata
 // section. Headers are set first so that a header cannot overwrite a kafka_
-// field. boxes caches the topic and partition values between calls.
-func recordMessage(r *kgo.Record, lag int64, set metaSet, boxes *partitionBoxes) *service.Message {
+// field. boxes caches boxed values between calls.
+func recordMessage(r *kgo.Record, lag int64, set metaSet, boxes *valueBoxes) *service.Message {
 	msg := service.NewMessage(r.Value)
-	pb := boxes.of(r)
 	if set&metaBitHeaders != 0 {
 		for _, h := range r.Headers {
 			msg.MetaSetMut(h.Key, string(h.Value))
@@ -136,20 +158,23 @@ func recordMessage(r *kgo.Record, lag int64, set metaSet, boxes *partitionBoxes)
 	if set&metaBitKey != 0 {
 		msg.MetaSetMut(metaKey, string(r.Key))
 	}
-	if set&metaBitTopic != 0 {
-		msg.MetaSetMut(metaTopic, pb.boxedTopic)
-	}
-	if set&metaBitPartition != 0 {
-		msg.MetaSetMut(metaPartition, pb.boxedPartition)
+	if set&(metaBitTopic|metaBitPartition) != 0 {
+		boxes.partitionOf(r)
+		if set&metaBitTopic != 0 {
+			msg.MetaSetMut(metaTopic, boxes.boxedTopic)
+		}
+		if set&metaBitPartition != 0 {
+			msg.MetaSetMut(metaPartition, boxes.boxedPartition)
+		}
 	}
 	if set&metaBitOffset != 0 {
 		msg.MetaSetMut(metaOffset, r.Offset)
 	}
 	if set&metaBitTimestampMs != 0 {
-		msg.MetaSetMut(metaTimestampMs, r.Timestamp.UnixMilli())
+		msg.MetaSetMut(metaTimestampMs, boxes.unixMilli(r.Timestamp.UnixMilli()))
 	}
 	if set&metaBitTimestampUnix != 0 {
-		msg.MetaSetMut(metaTimestampUnix, r.Timestamp.Unix())
+		msg.MetaSetMut(metaTimestampUnix, boxes.unix(r.Timestamp.Unix()))
 	}
 	if set&metaBitTimestampType != 0 {
 		msg.MetaSetMut(metaTimestampType, timestampType(r.Attrs))
@@ -167,7 +192,7 @@ func recordMessage(r *kgo.Record, lag int64, set metaSet, boxes *partitionBoxes)
 		// Set here, on the reader goroutine: the metadata map grows past
 		// its small form with it, and that cost is better paid in
 		// parallel than at delivery.
-		msg.MetaSetMut(metaEventTimeMs, r.Timestamp.UnixMilli())
+		msg.MetaSetMut(metaEventTimeMs, boxes.unixMilli(r.Timestamp.UnixMilli()))
 	}
 	return msg
 }

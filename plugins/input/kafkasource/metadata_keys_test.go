@@ -15,7 +15,7 @@ func metaKeysOf(t *testing.T, set metaSet) []string {
 	r := &kgo.Record{Topic: "t", Partition: 2, Offset: 7, Key: []byte("k"), Value: []byte("v"),
 		Timestamp: time.UnixMilli(1_700_000_000_123), Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}}}
 	var keys []string
-	var boxes partitionBoxes
+	var boxes valueBoxes
 	_ = recordMessage(r, 3, set, &boxes).MetaWalkMut(func(k string, _ any) error {
 		keys = append(keys, k)
 		return nil

@@ -204,7 +204,19 @@ func (t *offsetTracker) noteBusy(po *partitionOffsets, was bool) {
 // delivered: false for untracked partitions and at or past the stop offset.
 func (t *offsetTracker) wanted(tp topicPartition, offset int64) bool {
 	po := t.parts[tp]
-	return po != nil && (po.stop == noStop || offset < po.stop)
+	return po != nil && po.wanted(offset)
+}
+
+// partition returns tp's state, nil if tp is not tracked: a caller with a
+// run of records of one partition looks it up once (see skippedIn,
+// fetchedIn).
+func (t *offsetTracker) partition(tp topicPartition) *partitionOffsets {
+	return t.parts[tp]
+}
+
+// wanted reports whether the record at offset is before the stop offset.
+func (po *partitionOffsets) wanted(offset int64) bool {
+	return po.stop == noStop || offset < po.stop
 }
 
 // skipped records that the entry of tp at offset was fetched and is not
@@ -212,10 +224,13 @@ func (t *offsetTracker) wanted(tp topicPartition, offset int64) bool {
 // The fetch position moves past it (never past the stop offset), so that
 // the commit position and the end of a bounded read see it.
 func (t *offsetTracker) skipped(tp topicPartition, offset int64) {
-	po := t.parts[tp]
-	if po == nil {
-		return
+	if po := t.parts[tp]; po != nil {
+		t.skippedIn(tp, po, offset)
 	}
+}
+
+// skippedIn is skipped for tp's state po.
+func (t *offsetTracker) skippedIn(tp topicPartition, po *partitionOffsets, offset int64) {
 	next := offset + 1
 	if po.stop != noStop && next > po.stop {
 		next = po.stop
@@ -275,13 +290,15 @@ func (t *offsetTracker) fetched(ps []position) (pause []topicPartition) {
 // p's partition has just reached the limit and must pause.
 func (t *offsetTracker) fetchedOne(p position) (pause bool) {
 	po := t.parts[p.tp]
-	if po == nil {
-		return false
-	}
+	return po != nil && t.fetchedIn(p.tp, po, p.offset)
+}
+
+// fetchedIn is fetchedOne for tp's state po.
+func (t *offsetTracker) fetchedIn(tp topicPartition, po *partitionOffsets, offset int64) (pause bool) {
 	was := po.busy()
-	po.add(p.offset)
+	po.add(offset)
 	t.noteBusy(po, was)
-	t.checkDone(p.tp, po)
+	t.checkDone(tp, po)
 	if !po.paused && po.unacked >= t.limit {
 		po.paused, po.pausedAt, po.stallWarned = true, t.now(), false
 		return true
@@ -292,20 +309,31 @@ func (t *offsetTracker) fetchedOne(p position) (pause bool) {
 // acked records that the records at ps were acknowledged. It returns the
 // partitions that were paused and are now below the limit. Acknowledging a
 // record twice, or one that was never fetched, changes nothing.
+//
+// ps mostly comes in runs of one partition (a batch holds each partition's
+// records together): a run costs one lookup of its partition, and its
+// offsets are found in one pass over the partition's pending records.
 func (t *offsetTracker) acked(ps []position) (resume []topicPartition) {
-	for _, p := range ps {
-		po := t.parts[p.tp]
+	for len(ps) > 0 {
+		tp := ps[0].tp
+		n := 1
+		for n < len(ps) && ps[n].tp == tp {
+			n++
+		}
+		run := ps[:n]
+		ps = ps[n:]
+		po := t.parts[tp]
 		if po == nil {
 			continue
 		}
 		was := po.busy()
-		po.ack(p.offset)
+		po.ackRun(run)
 		t.noteBusy(po, was)
 		if po.paused && po.unacked < t.limit {
 			po.paused = false
 			if !po.done {
 				// A finished partition stays paused (stopFetching).
-				resume = append(resume, p.tp)
+				resume = append(resume, tp)
 			}
 		}
 	}
@@ -611,14 +639,24 @@ func (po *partitionOffsets) add(offset int64) {
 	po.next = offset + 1
 }
 
-func (po *partitionOffsets) ack(offset int64) {
+// ackRun acknowledges the records of run, positions of this partition.
+// Where run's offsets follow each other in pending (as fetched), each is
+// found where the one before ended, not by a search of its own.
+func (po *partitionOffsets) ackRun(run []position) {
 	live := po.pending[po.head:]
-	i := sort.Search(len(live), func(i int) bool { return live[i].offset >= offset })
-	for ; i < len(live) && live[i].offset == offset; i++ {
-		if !live[i].acked {
-			live[i].acked = true
-			po.unacked--
-			break
+	i := 0
+	for _, p := range run {
+		offset := p.offset
+		if i >= len(live) || live[i].offset != offset {
+			i = sort.Search(len(live), func(i int) bool { return live[i].offset >= offset })
+		}
+		for ; i < len(live) && live[i].offset == offset; i++ {
+			if !live[i].acked {
+				live[i].acked = true
+				po.unacked--
+				i++
+				break
+			}
 		}
 	}
 	for po.head < len(po.pending) && po.pending[po.head].acked {

@@ -265,3 +265,63 @@ func TestOffsetTrackerRandomAckOrder(t *testing.T) {
 		}
 	}
 }
+
+// Acknowledging a batch's positions in runs of a partition (one lookup, one
+// walk over the pending records) leaves every partition exactly as
+// acknowledging each position on its own does: with batches that interleave
+// partitions, hold offsets fetched twice (a client that rewound), skip
+// offsets and are acknowledged out of order, or twice.
+func TestOffsetTrackerAckedRuns(t *testing.T) {
+	t.Parallel()
+	tpB := topicPartition{topic: "b", partition: 1}
+	rng := rand.New(rand.NewPCG(13, 3))
+	for round := range 200 {
+		runs, single := newOffsetTracker(1<<20), newOffsetTracker(1<<20)
+		for _, tr := range []*offsetTracker{runs, single} {
+			tr.addPartition(tpA, 0, -1, noStop)
+			tr.addPartition(tpB, 0, -1, noStop)
+		}
+		next := map[topicPartition]int64{tpA: 0, tpB: 0}
+		var batches [][]position
+		for range 1 + rng.IntN(8) {
+			var b []position
+			for range 1 + rng.IntN(4) {
+				tp := tpA
+				if rng.IntN(2) == 0 {
+					tp = tpB
+				}
+				if rng.IntN(5) == 0 {
+					next[tp] -= int64(rng.IntN(4)) // rewound: offsets again
+				}
+				next[tp] = max(0, next[tp])
+				for range 1 + rng.IntN(6) {
+					next[tp] += int64(rng.IntN(3)) // gaps: markers, compaction
+					b = append(b, position{tp: tp, offset: next[tp]})
+					next[tp]++
+				}
+			}
+			for _, tr := range []*offsetTracker{runs, single} {
+				tr.fetched(b)
+			}
+			batches = append(batches, b)
+		}
+		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+		if rng.IntN(3) == 0 {
+			batches = append(batches, batches[0]) // acknowledged twice
+		}
+		for i, b := range batches {
+			runs.acked(b)
+			for _, p := range b {
+				single.acked([]position{p})
+			}
+			for _, tp := range []topicPartition{tpA, tpB} {
+				r, s := runs.parts[tp], single.parts[tp]
+				if r.commitPosition() != s.commitPosition() || r.unacked != s.unacked ||
+					!slices.Equal(r.pending[r.head:], s.pending[s.head:]) {
+					t.Fatalf("round %d, after batch %d %v: %v: in runs commit %d unacked %d pending %v, one by one commit %d unacked %d pending %v",
+						round, i, b, tp, r.commitPosition(), r.unacked, r.pending[r.head:], s.commitPosition(), s.unacked, s.pending[s.head:])
+				}
+			}
+		}
+	}
+}

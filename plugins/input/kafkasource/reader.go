@@ -129,22 +129,35 @@ func (b *fetchedBatch) buildRows(ctx context.Context) (built, error) {
 // origin.
 func (b *fetchedBatch) buildMessages() service.MessageBatch {
 	batch := make(service.MessageBatch, len(b.records))
-	var boxes partitionBoxes
-	var ctxs []txnoffsets.OriginContext
-	origin := b.build.origin
-	if origin != nil {
-		// One allocation for the origins of the whole batch.
-		ctxs = make([]txnoffsets.OriginContext, len(b.records))
+	var boxes valueBoxes
+	var ctxs []txnoffsets.IndexContext
+	if b.build.origin != nil {
+		// One allocation for the contexts of the whole batch; each
+		// names its record's index in origins.
+		ctxs = txnoffsets.BatchContexts(&batchOrigins{source: b.build.origin, positions: b.positions}, len(b.records))
 	}
 	for i, r := range b.records {
 		msg := recordMessage(r, b.lags[i], b.build.meta, &boxes)
 		if ctxs != nil {
-			ctxs[i].Set(context.Background(), txnoffsets.Origin{Source: origin, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset})
 			msg = msg.WithContext(&ctxs[i])
 		}
 		batch[i] = msg
 	}
 	return batch
+}
+
+// batchOrigins are the txnoffsets origins of a batch's messages: the
+// positions of its records, named with their source. It holds no record, so
+// that a message kept downstream (an event_window) does not keep its fetch.
+type batchOrigins struct {
+	source    txnoffsets.Source
+	positions []position
+}
+
+// Origin returns the origin of the batch's i-th record.
+func (o *batchOrigins) Origin(i int) txnoffsets.Origin {
+	p := o.positions[i]
+	return txnoffsets.Origin{Source: o.source, Topic: p.tp.topic, Partition: p.tp.partition, Offset: p.offset}
 }
 
 // takePrepared returns what prepare made the first time, nil after that.

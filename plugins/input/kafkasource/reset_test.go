@@ -8,10 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 type lockedBuffer struct {
@@ -74,13 +75,13 @@ func TestSourceOffsetOutOfRangeReset(t *testing.T) {
 		t.Fatalf("offsets after the deletion %v, want them to start at 7", got)
 	}
 	waitCommitted(t, addr, "g", map[topicPartition]int64{tpT(0): 10, tpT(1): 0, tpT(2): 0})
-	deadline := time.Now().Add(testTimeout)
-	for want := "topic t partition 0: offsets 2 to 6 are no longer in the log"; !strings.Contains(logs.String(), want); {
-		if time.Now().After(deadline) {
-			t.Fatalf("logs lack %q:\n%s", want, logs.String())
+	want := "topic t partition 0: offsets 2 to 6 are no longer in the log"
+	eventually.NoError(t, testTimeout, fmt.Sprintf("the log line %q", want), func() error {
+		if logs := logs.String(); !strings.Contains(logs, want) {
+			return fmt.Errorf("logs:\n%s", logs)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestSourceBoundedTailDeleted: a bounded read whose remaining records are

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 // closeBound is what an idle source may take to close: a correctness bound
@@ -71,7 +73,7 @@ func TestSourceIdleCloseIsQuick(t *testing.T) {
 // waitFetchedAhead waits until s has fetched records it has not handed out.
 func waitFetchedAhead(t *testing.T, s *source) {
 	t.Helper()
-	waitFor(t, "records fetched ahead", func() (ahead bool) {
+	eventually.True(t, testTimeout, "records fetched ahead", func() (ahead bool) {
 		onOwner(s, func(o *owner) { ahead = o.undelivered > 0 })
 		return ahead
 	})
@@ -89,7 +91,7 @@ func TestSourceGroupCloseWaitsForRecordsInFlight(t *testing.T) {
 	b := readRecords(t, s, 1)[0]
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close(context.Background()) }()
-	waitFor(t, "Close to log its wait for the record in flight", func() bool {
+	eventually.True(t, testTimeout, "Close to log its wait for the record in flight", func() bool {
 		select {
 		case err := <-closed:
 			t.Fatalf("Close returned (%v) with a record in flight", err)

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/connectd/connectd/internal/eventually"
 )
 
 const testTimeout = 15 * time.Second
@@ -184,27 +186,23 @@ func commitOffsets(t *testing.T, addr, group string, offsets map[topicPartition]
 	}
 }
 
-// waitCommitted polls the group's committed offsets until they equal want,
-// and fails at once if any committed offset passes its wanted value: that
-// would commit past a record that is not acknowledged.
+// waitCommitted waits until the group's committed offsets equal want, and
+// fails at once if any committed offset passes its wanted value: that would
+// commit past a record that is not acknowledged.
 func waitCommitted(t *testing.T, addr, group string, want map[topicPartition]int64) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
+	eventually.NoError(t, testTimeout, fmt.Sprintf("committed offsets %v", want), func() error {
 		got := committedOffsets(t, addr, group)
 		for tp, o := range got {
 			if w, ok := want[tp]; ok && o > w {
 				t.Fatalf("committed %d for %s, past the lowest unacknowledged offset %d", o, tp, w)
 			}
 		}
-		if maps.Equal(got, want) {
-			return
+		if !maps.Equal(got, want) {
+			return fmt.Errorf("committed %v", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("committed offsets %v, want %v", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func tpT(p int32) topicPartition { return topicPartition{topic: "t", partition: p} }

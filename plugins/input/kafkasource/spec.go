@@ -47,6 +47,13 @@ const (
 	fieldSessionTimeout    = "group_session_timeout"
 	fieldGroupProtocol     = "group_protocol"
 	fieldPartitionMetrics  = "partition_metrics"
+
+	fieldFetchMinBytes          = "fetch_min_bytes"
+	fieldFetchMaxBytes          = "fetch_max_bytes"
+	fieldFetchMaxPartitionBytes = "fetch_max_partition_bytes"
+	fieldRackID                 = "rack_id"
+	fieldHeartbeatInterval      = "group_heartbeat_interval"
+	fieldGroupInstanceID        = "group_instance_id"
 )
 
 // Defaults, declared once: the spec uses them, and the tests.
@@ -64,6 +71,10 @@ const (
 	defaultAssignment        = AssignmentEnumerator
 	defaultSessionTimeout    = "45s"
 	defaultPartitionMetrics  = PartitionMetricsPartition
+
+	defaultFetchMinBytes          = 1
+	defaultFetchMaxBytes          = 50 << 20
+	defaultFetchMaxPartitionBytes = 1 << 20
 )
 
 // Metadata keys set on every message. The names match Benthos's own Kafka
@@ -176,7 +187,8 @@ metadata columns read the fetched record itself, as Flink's do, not the message 
 record header (one named `+"`kafka_...`"+` too), and `+"`timestamp`"+` of a record without a timestamp type (a v0 message,
 written before Kafka 0.10) is Kafka's NO_TIMESTAMP, -1 ms, as in Flink. The metadata below is still set as
 `+"`metadata_keys`"+` selects it; a table declares no extra keys. A tombstone of a `+"`kafka`"+` table is dropped (as in Flink) and counted in
-`+"`kafka_source_skipped`"+`; with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
+`+"`kafka_source_skipped`"+`, except with the value format `+"`raw`"+`, where it is a row whose value column is null (as in
+Flink, whose raw format writes a null column as a tombstone); with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
 and `+"`kafka_tombstone_message`"+` is true (set on every message of an `+"`upsert-kafka`"+` table, whatever
 `+"`metadata_keys`"+` says: it is the row's kind, which `+"`kafka_sink`"+` writes back as a tombstone); an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
 follows `+"`on_error`"+`.
@@ -503,6 +515,42 @@ With a watermark:
 					"It also bounds how long a partition resumed after `checkpoint_limit` may wait for its next fetch. "+
 					"Default `500ms`. Flink option: `properties.fetch.max.wait.ms`.").
 				Default(defaultFetchMaxWait).
+				Advanced(),
+			service.NewIntField(fieldFetchMinBytes).
+				Description("Fewest bytes the broker gathers for a fetch before it answers (up to `fetch_max_wait`). Default `1` (bytes): "+
+					"answer as soon as there is data. Raise it to trade latency for fewer, larger fetches. "+
+					"Flink option: `properties.fetch.min.bytes`.").
+				Default(defaultFetchMinBytes).
+				Advanced(),
+			service.NewIntField(fieldFetchMaxBytes).
+				Description("Most bytes one fetch response may hold, over all its partitions (a record batch larger than this is still "+
+					"returned whole, so reading makes progress). Default `52428800` (bytes, 50 MiB). "+
+					"Flink option: `properties.fetch.max.bytes`.").
+				Default(defaultFetchMaxBytes).
+				Advanced(),
+			service.NewIntField(fieldFetchMaxPartitionBytes).
+				Description("Most bytes one fetch response may hold for one partition (a larger record batch is still returned whole). "+
+					"Default `1048576` (bytes, 1 MiB). Flink option: `properties.max.partition.fetch.bytes`.").
+				Default(defaultFetchMaxPartitionBytes).
+				Advanced(),
+			service.NewStringField(fieldRackID).
+				Description("The rack of this process: with brokers that have a `replica.selector.class` (KIP-392), records are fetched "+
+					"from a replica in the same rack instead of the leader. Default empty (fetch from leaders). "+
+					"Flink option: `properties.client.rack`.").
+				Default("").
+				Advanced(),
+			service.NewDurationField(fieldHeartbeatInterval).
+				Description("With `assignment: group` and `group_protocol: classic`: time between a member's heartbeats to the group "+
+					"coordinator (Go duration); must be below `group_session_timeout`. Default: a third of `group_session_timeout`, "+
+					"at most `3s` (the Java client's default). Flink option: `properties.heartbeat.interval.ms`.").
+				Optional().
+				Advanced(),
+			service.NewStringField(fieldGroupInstanceID).
+				Description("With `assignment: group`: the static member id (KIP-345). A member that restarts within "+
+					"`group_session_timeout` under the same id gets its partitions back without a rebalance. Give each process its own; "+
+					"with several `readers`, reader `i` above 0 uses `<id>-<i>`. Default empty (dynamic membership). "+
+					"Flink option: `properties.group.instance.id`.").
+				Default("").
 				Advanced(),
 			service.NewStringListField(fieldMetadataKeys).
 				Description("Metadata set on each message: any of the names in the Metadata section, and `headers` for the record "+

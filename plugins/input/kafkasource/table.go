@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +46,68 @@ type tableSettings struct {
 	stopTS       int64 // -1: unset
 	stopOffsets  map[topicPartition]int64
 	discovery    *time.Duration
+	// conn is what the table sets of the connection (brokers, security,
+	// client id, ...), applied by kafkaconn.
+	conn kafkaconn.TableConn
+	// props are the consumer's Kafka client properties, by the field
+	// each sets (tableProperties).
+	props map[string]any
+}
+
+// tableProperties map the consumer's Kafka client properties onto the
+// kafka_source fields with the same meaning: the field, and the value of
+// the field for a property value (a time.Duration, an int or a string).
+// The connection's properties are kafkaconn's (kafkaconn.Properties).
+var tableProperties = map[string]struct {
+	field string
+	value func(v string) (any, error)
+}{
+	schema.PropIsolationLevel:         {fieldIsolationLevel, lower},
+	schema.PropAutoOffsetReset:        {fieldCommittedFallback, fallbackOf},
+	schema.PropClientRack:             {fieldRackID, verbatim},
+	schema.PropFetchMinBytes:          {fieldFetchMinBytes, integerOf},
+	schema.PropFetchMaxWaitMs:         {fieldFetchMaxWait, millisOf},
+	schema.PropMaxPartitionFetchBytes: {fieldFetchMaxPartitionBytes, integerOf},
+	schema.PropFetchMaxBytes:          {fieldFetchMaxBytes, integerOf},
+	schema.PropSessionTimeoutMs:       {fieldSessionTimeout, millisOf},
+	schema.PropHeartbeatIntervalMs:    {fieldHeartbeatInterval, millisOf},
+	schema.PropGroupInstanceID:        {fieldGroupInstanceID, verbatim},
+	schema.PropMaxPollRecords:         {fieldBatchSize, integerOf},
+	schema.PropGroupProtocol:          {fieldGroupProtocol, lower},
+}
+
+func lower(v string) (any, error)    { return strings.ToLower(strings.TrimSpace(v)), nil }
+func verbatim(v string) (any, error) { return v, nil }
+func integerOf(v string) (any, error) {
+	return strconv.Atoi(strings.TrimSpace(v))
+}
+func millisOf(v string) (any, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return time.Duration(n) * time.Millisecond, err
+}
+
+// fallbackOf maps `auto.offset.reset` onto committed_fallback: Kafka's
+// `none` throws when a partition has no offset, which is `error`.
+func fallbackOf(v string) (any, error) {
+	switch x := strings.ToLower(strings.TrimSpace(v)); x {
+	case "none":
+		return string(FallbackError), nil
+	default:
+		return x, nil
+	}
+}
+
+// sameAs reports whether a written YAML field's value y equals the value a
+// property gives it.
+func sameAs(y, want any) bool {
+	switch w := want.(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(strings.TrimSpace(fmt.Sprint(y)))
+		return err == nil && d == w
+	case int:
+		return fmt.Sprint(y) == strconv.Itoa(w)
+	}
+	return fmt.Sprint(y) == fmt.Sprint(want)
 }
 
 var (
@@ -142,6 +206,24 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 			}
 		}
 	}
+	s.conn = table.KafkaConn(t)
+	s.props = map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(tableProperties)) {
+		v, ok := table.Property(t, name)
+		if !ok {
+			continue
+		}
+		p := tableProperties[name]
+		val, err := p.value(v)
+		if err != nil {
+			// schema's check of the option reports it.
+			continue
+		}
+		if y, ok := set[p.field]; ok && !sameAs(y, val) {
+			cf.Add(p.field, y, schema.PropertyPrefix+name, v)
+		}
+		s.props[p.field] = val
+	}
 	errs := cf.Errs()
 	if _, ok := set[kafkaconn.FieldSeedBrokers]; !ok && len(s.brokers) == 0 {
 		errs = append(errs, fmt.Errorf("field %s: at least one broker address is required, here or in option '%s' of table %s",
@@ -200,14 +282,27 @@ func tableOffsets(cf *table.Conflicts, set map[string]any, field, opt string, o 
 // config holds defaults (parsed, and as the lint rule sees it), so a field
 // equal to its default counts as not written.
 var tableFieldDefaults = map[string]string{
-	fieldStartFrom:         string(defaultStartFrom),
-	fieldStopAt:            string(defaultStopAt),
-	fieldDiscoveryInterval: defaultDiscoveryInterval,
+	fieldStartFrom:              string(defaultStartFrom),
+	fieldStopAt:                 string(defaultStopAt),
+	fieldDiscoveryInterval:      defaultDiscoveryInterval,
+	fieldIsolationLevel:         string(defaultIsolationLevel),
+	fieldCommittedFallback:      string(defaultCommittedFallback),
+	fieldRackID:                 "",
+	fieldFetchMinBytes:          strconv.Itoa(defaultFetchMinBytes),
+	fieldFetchMaxWait:           defaultFetchMaxWait,
+	fieldFetchMaxPartitionBytes: strconv.Itoa(defaultFetchMaxPartitionBytes),
+	fieldFetchMaxBytes:          strconv.Itoa(defaultFetchMaxBytes),
+	fieldSessionTimeout:         defaultSessionTimeout,
+	fieldGroupInstanceID:        "",
+	fieldBatchSize:              strconv.Itoa(defaultBatchSize),
+	fieldGroupProtocol:          string(GroupProtocolClassic),
 }
 
 // tableDerivable are the fields a table can set.
 var tableDerivable = []string{fieldTopics, fieldTopicPattern, fieldPartitions, kafkaconn.FieldSeedBrokers, fieldConsumerGroup,
-	fieldStartFrom, fieldStartTimestamp, fieldStartOffsets, fieldStopAt, fieldStopTimestamp, fieldStopOffsets, fieldDiscoveryInterval}
+	fieldStartFrom, fieldStartTimestamp, fieldStartOffsets, fieldStopAt, fieldStopTimestamp, fieldStopOffsets, fieldDiscoveryInterval,
+	fieldIsolationLevel, fieldCommittedFallback, fieldRackID, fieldFetchMinBytes, fieldFetchMaxWait, fieldFetchMaxPartitionBytes,
+	fieldFetchMaxBytes, fieldSessionTimeout, fieldHeartbeatInterval, fieldGroupInstanceID, fieldBatchSize, fieldGroupProtocol}
 
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
@@ -276,6 +371,36 @@ func (c *Config) applyTable(s tableSettings) error {
 	}
 	if s.discovery != nil {
 		c.DiscoveryInterval = *s.discovery
+	}
+	for field, v := range s.props {
+		switch field {
+		case fieldIsolationLevel:
+			c.IsolationLevel = IsolationLevel(v.(string))
+		case fieldCommittedFallback:
+			c.CommittedFallback = CommittedFallback(v.(string))
+		case fieldRackID:
+			c.RackID = v.(string)
+		case fieldFetchMinBytes:
+			c.FetchMinBytes = v.(int)
+		case fieldFetchMaxWait:
+			c.FetchMaxWait = v.(time.Duration)
+		case fieldFetchMaxPartitionBytes:
+			c.FetchMaxPartitionBytes = v.(int)
+		case fieldFetchMaxBytes:
+			c.FetchMaxBytes = v.(int)
+		case fieldSessionTimeout:
+			c.SessionTimeout = v.(time.Duration)
+		case fieldHeartbeatInterval:
+			c.HeartbeatInterval = v.(time.Duration)
+		case fieldGroupInstanceID:
+			c.GroupInstanceID = v.(string)
+		case fieldBatchSize:
+			c.BatchSize = v.(int)
+		case fieldGroupProtocol:
+			c.GroupProtocol = GroupProtocol(v.(string))
+		default:
+			return fmt.Errorf("field %s: table property for field %s is not applied (a connectd bug)", table.FieldTable, field)
+		}
 	}
 	if c.Table.Upsert() {
 		// A delete is the row's kind (Flink's RowKind.DELETE), not

@@ -21,22 +21,21 @@ import (
 	"github.com/connectd/connectd/internal/table"
 )
 
-// seedSourceDDL is the seed's kafka_source table (issue 5), with addr as
-// its bootstrap servers.
-func seedSourceDDL(addr string) string {
-	return fmt.Sprintf(`CREATE TABLE kafka_source (
-    user_id STRING,
-    event_time TIMESTAMP(3),
-    WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
-) WITH (
-    'connector' = 'kafka',
-    'topic' = 'user_events',
-    'properties.bootstrap.servers' = '%s',
-    'properties.group.id' = 'flink-consumer',
-    'format' = 'json',
-    'scan.startup.mode' = 'latest-offset',
-    'scan.topic-partition-discovery.interval' = '1 min'
-)`, addr)
+// seedDDL returns the CREATE TABLE statement of the seed's table name
+// (issue 5) from its one fixture, schema/testdata/seed.sql.
+func seedDDL(t *testing.T, name string) string {
+	t.Helper()
+	seed, err := os.ReadFile("../../../schema/testdata/seed.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "CREATE TABLE " + name + " ("
+	_, rest, ok := strings.Cut(string(seed), head)
+	if !ok {
+		t.Fatalf("schema/testdata/seed.sql has no %q", head)
+	}
+	stmt, _, _ := strings.Cut(rest, "\nCREATE TABLE ")
+	return head + strings.TrimRight(stmt, "\n")
 }
 
 // yamlDDL quotes DDL as a YAML block scalar under key ddl.
@@ -48,7 +47,7 @@ func yamlDDL(ddl string) string {
 // discovery interval; no YAML field is needed.
 func TestTableDerivesSettings(t *testing.T) {
 	t.Parallel()
-	c, err := parseConfig(t, yamlDDL(seedSourceDDL("kafka:9092")))
+	c, err := parseConfig(t, yamlDDL(seedDDL(t, "kafka_source")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestTableDerivesSettings(t *testing.T) {
 // at lint time.
 func TestTableConfigErrors(t *testing.T) {
 	t.Parallel()
-	seed := yamlDDL(seedSourceDDL("kafka:9092"))
+	seed := yamlDDL(seedDDL(t, "kafka_source"))
 	for _, tc := range []struct {
 		name, yaml string
 		want       []string
@@ -130,7 +129,7 @@ func TestTableConfigErrors(t *testing.T) {
 // to the same value as the table is no contradiction.
 func TestTableAgreeingFields(t *testing.T) {
 	t.Parallel()
-	_, err := parseConfig(t, yamlDDL(seedSourceDDL("kafka:9092"))+
+	_, err := parseConfig(t, yamlDDL(seedDDL(t, "kafka_source"))+
 		"start_from: latest\ntopics: [ user_events ]\nconsumer_group: flink-consumer\ndiscovery_interval: 1m\nseed_brokers: [ 'kafka:9092' ]\n")
 	if err != nil {
 		t.Fatal(err)

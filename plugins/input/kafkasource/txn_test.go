@@ -6,7 +6,6 @@ import (
 	"maps"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -14,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/txnoffsets"
 	"github.com/connectd/connectd/plugins/output/kafkasink"
 )
@@ -134,8 +134,9 @@ func TestSourceLeavesTxnOffsetsToSink(t *testing.T) {
 	}
 	// Commit-loop ticks while the "transaction" is open: nothing to do
 	// (a commit before Prepare, of the start offset, is allowed).
+	commitIdle(t, s) // that commit is on the broker, counted
 	during := commits.Load()
-	time.Sleep(100 * time.Millisecond) // not a wait for a condition: ticks in which to misbehave
+	commitTick(t, s)
 	if n := commits.Load(); n != during {
 		t.Fatalf("the source sent %d OffsetCommits while the records were in a transaction", n-during)
 	}
@@ -143,7 +144,7 @@ func TestSourceLeavesTxnOffsetsToSink(t *testing.T) {
 	for _, b := range batches {
 		_ = b.ack(context.Background(), nil)
 	}
-	time.Sleep(100 * time.Millisecond) // not a wait for a condition: ticks in which to misbehave
+	commitTick(t, s) // the acks are in: a tick now would commit t/0
 	if n := commits.Load(); n != during {
 		t.Fatalf("the source sent %d OffsetCommits for offsets the transaction committed", n-during)
 	}
@@ -186,29 +187,6 @@ func TestSourceGroupPrepareNamesMember(t *testing.T) {
 	}
 	for _, b := range batches {
 		_ = b.ack(context.Background(), nil)
-	}
-}
-
-// BenchmarkBuildMessages measures what attaching the origin costs per
-// message (compare origin=false).
-func BenchmarkBuildMessages(b *testing.B) {
-	recs := make([]*kgo.Record, 500)
-	lags := make([]int64, len(recs))
-	for i := range recs {
-		recs[i] = &kgo.Record{Topic: "t", Partition: 1, Offset: int64(i), Key: []byte("key"), Value: make([]byte, 200)}
-	}
-	for _, tc := range []struct {
-		name   string
-		origin txnoffsets.Source
-	}{{"origin=false", nil}, {"origin=true", &session{}}} {
-		b.Run(tc.name, func(b *testing.B) {
-			fb := newFetchedBatch(recs, lags, &messageBuilder{meta: metaAll, origin: tc.origin})
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = fb.buildMessages()
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/msg")
-		})
 	}
 }
 
@@ -283,14 +261,13 @@ transactional_id_prefix: carry
 	_ = batches[0].ack(ctx, nil)
 	// The records flow into a transaction that commits at the sink's
 	// commit_interval.
-	deadline := time.Now().Add(testTimeout)
-	for got := committedOffsets(t, addr, "g"); got[tpT(0)] != 4; got = committedOffsets(t, addr, "g") {
-		if time.Now().After(deadline) {
-			t.Fatalf("committed %v, want t/0 at 4 after both transactions", got)
+	eventually.NoError(t, testTimeout, "t/0 committed at 4 by both transactions", func() error {
+		if got := committedOffsets(t, addr, "g"); got[tpT(0)] != 4 {
+			return fmt.Errorf("committed %v", got)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // not a wait for a condition: commit-loop ticks in which to misbehave
+		return nil
+	})
+	commitTick(t, s) // the acks are in: a tick now would commit t/0 itself
 	if n := selfCommits.Load(); n != 0 {
 		t.Fatalf("the source committed %d offsets itself", n)
 	}
@@ -347,6 +324,14 @@ func TestFetchCommittedWaitsForOpenTransaction(t *testing.T) {
 		t.Fatalf("TxnOffsetCommit: %v %+v", err, resp)
 	}
 
+	// Count fetchCommitted's OffsetFetch requests: a second one shows
+	// that it was answered UNSTABLE_OFFSET_COMMIT and asks again.
+	var fetches atomic.Int32
+	c.ControlKey(int16(kmsg.OffsetFetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		fetches.Add(1)
+		return nil, nil, false
+	})
 	type result struct {
 		at  int64
 		err error
@@ -360,11 +345,14 @@ func TestFetchCommittedWaitsForOpenTransaction(t *testing.T) {
 		}
 		done <- result{at, err}
 	}()
-	select {
-	case r := <-done:
-		t.Fatalf("fetchCommitted returned (%d, %v) while the transaction was open", r.at, r.err)
-	case <-time.After(300 * time.Millisecond): // not a wait for a condition: time in which to misbehave
-	}
+	eventually.True(t, testTimeout, "fetchCommitted to ask again while the transaction is open", func() bool {
+		select {
+		case r := <-done:
+			t.Fatalf("fetchCommitted returned (%d, %v) while the transaction was open", r.at, r.err)
+		default:
+		}
+		return fetches.Load() >= 2
+	})
 	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/watermark"
 	_ "github.com/connectd/connectd/plugins/buffer/eventwindow"
 )
@@ -76,18 +77,6 @@ func sessOf(s *source) *session {
 	return s.cur.Load()
 }
 
-// waitFor polls cond until it holds or the test times out.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestWatermarkOutOfOrderWithinBounds(t *testing.T) {
 	t.Parallel()
 	addr := newTopicsCluster(t, 1, "t")
@@ -137,12 +126,12 @@ func TestWatermarkIdlePartitionThenActive(t *testing.T) {
 	}
 	tr := sessOf(s).wm.tracker
 	// Both go idle (no records for 1s); then p0 alone moves on.
-	waitFor(t, "both partitions idle", func() bool { return tr.Stats().Idle == 2 })
+	eventually.True(t, testTimeout, "both partitions idle", func() bool { return tr.Stats().Idle == 2 })
 	produceAt(t, addr, wmRec{0, 20_000})
 	if got := readWM(t, s, 1); got[0].watermark != 19_999 {
 		t.Fatalf("with p1 idle the watermark should follow p0 alone: %v", got)
 	}
-	waitFor(t, "p1 idle", func() bool { return tr.Stats().Idle >= 1 })
+	eventually.True(t, testTimeout, "p1 idle", func() bool { return tr.Stats().Idle >= 1 })
 	// p1 returns behind the watermark: its record is late and the
 	// watermark does not go back.
 	produceAt(t, addr, wmRec{1, 6_000})
@@ -177,7 +166,7 @@ func TestWatermarkAlignmentPausesFastPartition(t *testing.T) {
 		onOwner(s, func(o *owner) { paused = o.wm.alignPaused[tp] })
 		return paused
 	}
-	waitFor(t, "p1 paused by alignment", func() bool { return alignPaused(p1) })
+	eventually.True(t, testTimeout, "p1 paused by alignment", func() bool { return alignPaused(p1) })
 	if alignPaused(p0) {
 		t.Fatal("p0 holds the group minimum and must not be paused")
 	}
@@ -193,7 +182,7 @@ func TestWatermarkAlignmentPausesFastPartition(t *testing.T) {
 	if got[0].eventTime != 200_000 || got[1].eventTime != 101_000 {
 		t.Fatalf("after p0 caught up: %v", got)
 	}
-	waitFor(t, "p0 paused and p1 resumed", func() bool { return alignPaused(p0) && !alignPaused(p1) })
+	eventually.True(t, testTimeout, "p0 paused and p1 resumed", func() bool { return alignPaused(p0) && !alignPaused(p1) })
 	if st := sess.wm.tracker.Stats(); st.Paused != 1 {
 		t.Fatalf("tracker stats %+v, want one paused partition", st)
 	}
@@ -233,7 +222,7 @@ func TestWatermarkReaderWithoutPartitions(t *testing.T) {
 	s := newTestSource(t, sourceYAML(addr, "g", "start_from: earliest", "readers: 3", "watermark: {}"))
 	got := readWM(t, s, 2)
 	tr := sessOf(s).wm.tracker
-	waitFor(t, "watermark 9999", func() bool { return tr.Watermark() == baseTime.UnixMilli()+9_999 })
+	eventually.True(t, testTimeout, "watermark 9999", func() bool { return tr.Watermark() == baseTime.UnixMilli()+9_999 })
 	if st := tr.Stats(); st.Partitions != 2 {
 		t.Fatalf("tracker stats %+v, want 2 partitions", st)
 	}
@@ -596,7 +585,7 @@ func TestWatermarkGroupModeTracksAssignments(t *testing.T) {
 	conf := sourceYAML(addr, "g", "assignment: group", "commit_period: 50ms", "fetch_max_wait: 50ms", "watermark: { emit_interval: 20ms }")
 	a := newTestSource(t, conf)
 	trackerOf := func(s *source) *watermark.Tracker { return sessOf(s).wm.tracker }
-	waitFor(t, "every partition in a's tracker", func() bool { return trackerOf(a).Stats().Partitions == partitions })
+	eventually.True(t, testTimeout, "every partition in a's tracker", func() bool { return trackerOf(a).Stats().Partitions == partitions })
 	b := newTestSource(t, conf)
 	// a must keep reading for the rebalance to complete.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -606,7 +595,7 @@ func TestWatermarkGroupModeTracksAssignments(t *testing.T) {
 	go func() { defer wg.Done(); drain(ctx, t, b, func(string) {}) }()
 	defer wg.Wait()
 	defer cancel()
-	waitFor(t, "partitions split across both trackers", func() bool {
+	eventually.True(t, testTimeout, "partitions split across both trackers", func() bool {
 		na, nb := trackerOf(a).Stats().Partitions, trackerOf(b).Stats().Partitions
 		return na > 0 && nb > 0 && na+nb == partitions && len(trackedPartitions(a)) == na && len(trackedPartitions(b)) == nb
 	})

@@ -51,6 +51,30 @@ func normalizeName(s string) string {
 	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
 }
 
+// Acks is how many replicas acknowledge a write. Flink option:
+// `properties.acks`.
+type Acks string
+
+// Acks values, as the Java client's `acks`.
+const (
+	// AcksAll waits for every in-sync replica; the idempotent producer
+	// (at_least_once, exactly_once) needs it.
+	AcksAll Acks = "all"
+	// AcksLeader waits for the partition leader only.
+	AcksLeader Acks = "1"
+	// AcksNone waits for nothing.
+	AcksNone Acks = "0"
+)
+
+// parseAcks accepts the Java spellings (`-1` is `all`).
+func parseAcks(s string) Acks {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "-1" {
+		return AcksAll
+	}
+	return Acks(s)
+}
+
 // Compression is the codec of produced record batches. Flink option:
 // `properties.compression.type`.
 type Compression string
@@ -136,6 +160,9 @@ type Config struct {
 	Batching service.BatchPolicy
 	// Compression defaults to CompressionNone.
 	Compression Compression
+	// Acks: "" is AcksAll, and AcksLeader with DeliveryNone. Must be
+	// AcksAll (or "") with DeliveryAtLeastOnce and DeliveryExactlyOnce.
+	Acks Acks
 	// MaxMessageBytes bounds a record batch (and so a single record), in
 	// bytes. Default 1 MiB.
 	MaxMessageBytes int
@@ -190,7 +217,7 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 		// The table's problems first: the rest depends on its settings.
 		return c, err
 	}
-	c.Conn, connErr = kafkaconn.FromParsedWithBrokers(conf, tset.brokers)
+	c.Conn, connErr = kafkaconn.FromParsedTable(conf, tset.conn)
 	if conf.Contains(FieldTopic) {
 		c.Topic, err = conf.FieldInterpolatedString(FieldTopic)
 		keepField(FieldTopic, err)
@@ -233,6 +260,11 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	comp, err := conf.FieldString(FieldCompression)
 	keep(err)
 	c.Compression = Compression(comp)
+	if conf.Contains(FieldAcks) {
+		acks, err := conf.FieldString(FieldAcks)
+		keep(err)
+		c.Acks = parseAcks(acks)
+	}
 	c.MaxMessageBytes, err = conf.FieldInt(FieldMaxMessageBytes)
 	keep(err)
 	c.Timeout = duration(FieldTimeout, defaultTimeout)
@@ -284,6 +316,11 @@ func (c Config) validate() error {
 		// Kafka takes whole milliseconds and refuses 0.
 		errs = append(errs, fmt.Errorf("field %s: must be at least 1ms, got %v", FieldTransactionTimeout, c.TransactionTimeout))
 	}
+	switch c.Acks {
+	case "", AcksAll, AcksLeader, AcksNone:
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s, %s or %s)", FieldAcks, c.Acks, AcksAll, AcksLeader, AcksNone))
+	}
 	if _, ok := c.Compression.codec(); !ok {
 		errs = append(errs, fmt.Errorf("field %s: unknown codec %q (want %s, %s, %s, %s or %s)", FieldCompression, c.Compression,
 			CompressionNone, CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd))
@@ -309,11 +346,19 @@ func (c Config) validateGuarantee() []error {
 	var errs []error
 	switch c.DeliveryGuarantee {
 	case DeliveryAtLeastOnce, DeliveryNone:
+		if c.DeliveryGuarantee == DeliveryAtLeastOnce && c.Acks != "" && c.Acks != AcksAll {
+			errs = append(errs, fmt.Errorf("field %s: must be %s with %s %s (the idempotent producer needs it and keeps per-partition order with it), got %s",
+				FieldAcks, AcksAll, FieldDeliveryGuarantee, c.DeliveryGuarantee, c.Acks))
+		}
 		if c.TransactionalIDPrefix != "" {
 			errs = append(errs, fmt.Errorf("field %s: only used with %s %s, but %s is %s",
 				FieldTransactionalIDPrefix, FieldDeliveryGuarantee, DeliveryExactlyOnce, FieldDeliveryGuarantee, c.DeliveryGuarantee))
 		}
 	case DeliveryExactlyOnce:
+		if c.Acks != "" && c.Acks != AcksAll {
+			errs = append(errs, fmt.Errorf("field %s: must be %s with %s %s (transactions need the idempotent producer), got %s",
+				FieldAcks, AcksAll, FieldDeliveryGuarantee, c.DeliveryGuarantee, c.Acks))
+		}
 		errs = append(errs, c.validateExactlyOnce()...)
 	default:
 		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s, %s or %s)",
@@ -369,6 +414,11 @@ func (c Config) spareTransactionalID() string {
 	return c.TransactionalID() + "-1"
 }
 
+// unknownTopicRetries is how many metadata loads without the topic fail a
+// record (kgo.UnknownTopicRetries): about 12 s from the first, measured on
+// kfake at the client's default timings.
+const unknownTopicRetries = 9
+
 // producerOpts turns the sink's fields into client options, with part as
 // the partitioner; the connection options come from kafkaconn. Call only on a
 // validated Config.
@@ -385,6 +435,14 @@ func (c Config) producerOpts(part kgo.Partitioner) []kgo.Opt {
 		// Benthos batches in front of the sink: a batch's records are
 		// produced back to back, so waiting for more only adds latency.
 		kgo.ProducerLinger(0),
+		// A topic created just before the run can be missing from a
+		// broker's metadata for a moment (KRaft brokers apply the
+		// controller's metadata asynchronously). franz-go's default of 4
+		// metadata loads gives it about 1 s; 9 give it about 12 s (the
+		// loads after the sixth are 5 s apart, MetadataMinAge) before
+		// the records fail with UNKNOWN_TOPIC_OR_PARTITION (Java's
+		// producer waits up to max.block.ms, 60 s, for the metadata).
+		kgo.UnknownTopicRetries(unknownTopicRetries),
 	}
 	if c.AllowAutoTopicCreation {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
@@ -398,7 +456,14 @@ func (c Config) producerOpts(part kgo.Partitioner) []kgo.Opt {
 		// it, which can duplicate it: that is at-least-once.
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowIdempotentProduceCancellation())
 	case DeliveryNone:
-		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+		acks := kgo.LeaderAck()
+		switch c.Acks {
+		case AcksAll:
+			acks = kgo.AllISRAcks()
+		case AcksNone:
+			acks = kgo.NoAck()
+		}
+		opts = append(opts, kgo.RequiredAcks(acks), kgo.DisableIdempotentWrite())
 	case DeliveryExactlyOnce:
 		// No AllowIdempotentProduceCancellation: franz-go refuses it
 		// with a transactional id. A record that is in flight when the

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/halt"
 )
 
@@ -363,13 +364,14 @@ func TestExactlyOnceOversizedRecordFailsAlone(t *testing.T) {
 }
 
 // blackhole listens and accepts connections but never answers: a broker
-// that hangs.
-func blackhole(t *testing.T) string {
+// that hangs. accepted counts the connections it accepted.
+func blackhole(t *testing.T) (addr string, accepted *atomic.Int32) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	accepted = new(atomic.Int32)
 	var conns []net.Conn
 	done := make(chan struct{})
 	go func() {
@@ -380,6 +382,7 @@ func blackhole(t *testing.T) string {
 				return
 			}
 			conns = append(conns, conn)
+			accepted.Add(1)
 		}
 	}()
 	t.Cleanup(func() {
@@ -389,7 +392,7 @@ func blackhole(t *testing.T) string {
 			c.Close()
 		}
 	})
-	return l.Addr().String()
+	return l.Addr().String(), accepted
 }
 
 // When the run ends (SIGTERM) while the sink cannot reach Kafka, the
@@ -398,16 +401,22 @@ func blackhole(t *testing.T) string {
 // level, and the end is not an error.
 func TestConnectGivesUpWhenRunEnds(t *testing.T) {
 	t.Parallel()
-	s, run, logs := newHaltableSink(t, fmt.Sprintf("seed_brokers: [ %q ]\ntopic: events\n", blackhole(t)))
+	broker, accepted := blackhole(t)
+	s, run, logs := newHaltableSink(t, fmt.Sprintf("seed_brokers: [ %q ]\ntopic: events\n", broker))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	connected := make(chan error, 1)
 	go func() { connected <- s.Connect(ctx) }()
-	select {
-	case err := <-connected:
-		t.Fatalf("Connect to a broker that never answers returned: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
+	// The attempt is in progress once the broker took its connection:
+	// Connect waits for an answer that never comes.
+	eventually.True(t, 5*time.Second, "Connect to reach the broker", func() bool {
+		select {
+		case err := <-connected:
+			t.Fatalf("Connect to a broker that never answers returned: %v", err)
+		default:
+		}
+		return accepted.Load() > 0
+	})
 	began := time.Now()
 	run.End()
 	select {
@@ -425,13 +434,12 @@ func TestConnectGivesUpWhenRunEnds(t *testing.T) {
 	if run.Stopped() {
 		t.Fatal("ending the run is not an error")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), "the run is ending while not connected") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no info log of what the end waits for:\n%s", logs.String())
+	eventually.NoError(t, 5*time.Second, "an info log of what the end waits for", func() error {
+		if logs := logs.String(); !strings.Contains(logs, "the run is ending while not connected") {
+			return fmt.Errorf("logs:\n%s", logs)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // A batch that cannot reach Kafka once the run is ending is nacked, not

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -85,18 +86,6 @@ func (f *fakeHolder) state() (holds int, released []txnoffsets.HoldID, rewinds i
 	return len(f.holds), slices.Clone(f.released), len(f.rewinds)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // holdProduce makes the cluster hold produce requests until release is
 // closed.
 func holdProduce(c *kfake.Cluster, release <-chan struct{}) {
@@ -151,7 +140,7 @@ func TestAtLeastOnceFlowsBeforeKafkaAcks(t *testing.T) {
 		t.Fatalf("after WriteBatch, before Kafka acknowledged: %d holds, released %v; want 1 hold, none released", holds, released)
 	}
 	close(release)
-	waitFor(t, "the hold to end once Kafka acknowledged the records", func() bool {
+	eventually.True(t, 10*time.Second, "the hold to end once Kafka acknowledged the records", func() bool {
 		_, released, _ := h.state()
 		return len(released) == 1
 	})
@@ -191,7 +180,7 @@ func TestAtLeastOnceFlowFailureStopsRun(t *testing.T) {
 		t.Fatalf("WriteBatch: %v", err)
 	}
 	run := halt.For(mgr)
-	waitFor(t, "the run to stop", run.Stopped)
+	eventually.True(t, 10*time.Second, "the run to stop", run.Stopped)
 	if _, released, _ := h.state(); len(released) != 0 {
 		t.Fatalf("holds released after a failed record: %v", released)
 	}

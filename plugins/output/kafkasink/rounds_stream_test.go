@@ -9,17 +9,22 @@ import (
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"
 )
 
 // TestRoundsOlderFailureAbortsNewer runs kafka_source -> exactly-once
-// kafka_sink on kfake with transactions by interval. The first transaction's
+// kafka_sink on kfake with transactions by interval, with the source's
+// partitions assigned by its enumerator and, in
+// TestRoundsOlderFailureAbortsNewerGroup, by the consumer group (the rewind
+// then seeks the group's own assignment). The first transaction's
 // offset commit is held while the next transaction fills on the other
 // producer, then refused: the older transaction aborts, the newer one is
 // aborted with it, and the source reads again from the committed offsets. A
@@ -27,11 +32,21 @@ import (
 // order.
 func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	t.Parallel()
+	roundsOlderFailureAbortsNewer(t, "enumerator")
+}
+
+func TestRoundsOlderFailureAbortsNewerGroup(t *testing.T) {
+	t.Parallel()
+	roundsOlderFailureAbortsNewer(t, "group")
+}
+
+func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	const (
-		n    = 6000
-		keys = 16
+		n             = 6000
+		keys          = 16
+		outPartitions = 4
 	)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "in", "out"))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(outPartitions, "in", "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +57,26 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		mu      sync.Mutex
 		failed  bool
 		aborted = map[string]int{} // transactional id -> EndTxn aborts
-		// openWhileFailing: the other producer had records in an open
+		// producedOther: the other producer had records in an open
 		// transaction when the first one's offsets were refused.
 		producedOther bool
+		otherProduced = make(chan struct{}) // closed when producedOther is set
 		failing       string
+		held          = make(chan struct{}) // closed when failed is set
+		// open: transactional ids with records produced since their
+		// last EndTxn.
+		open = map[string]bool{}
 	)
+	// otherOpen sets producedOther if a transaction other than the failing
+	// one has records. Called with mu held, once failed.
+	otherOpen := func() {
+		for id, o := range open {
+			if o && id != failing && !producedOther {
+				producedOther = true
+				close(otherProduced)
+			}
+		}
+	}
 	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		mu.Lock()
@@ -55,20 +85,17 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 			return nil, nil, false
 		}
 		failed = true
+		close(held)
 		r := req.(*kmsg.TxnOffsetCommitRequest)
 		failing = r.TransactionalID
+		otherOpen()
 		mu.Unlock()
-		// Let the next transaction fill meanwhile.
+		// Let the next transaction fill meanwhile (if it does not within
+		// 5s, the test fails below: nothing overlapped).
 		c.SleepControl(func() {
-			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) {
-				mu.Lock()
-				other := producedOther
-				mu.Unlock()
-				if other {
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
+			select {
+			case <-otherProduced:
+			case <-time.After(5 * time.Second):
 			}
 		})
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
@@ -88,8 +115,11 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 		c.KeepControl()
 		r := req.(*kmsg.ProduceRequest)
 		mu.Lock()
-		if failed && r.TransactionID != nil && *r.TransactionID != failing && aborted[failing] == 0 {
-			producedOther = true
+		if r.TransactionID != nil {
+			open[*r.TransactionID] = true
+			if failed && aborted[failing] == 0 {
+				otherOpen()
+			}
 		}
 		mu.Unlock()
 		return nil, nil, false
@@ -97,11 +127,12 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	c.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		r := req.(*kmsg.EndTxnRequest)
+		mu.Lock()
+		open[r.TransactionalID] = false
 		if !r.Commit {
-			mu.Lock()
 			aborted[r.TransactionalID]++
-			mu.Unlock()
 		}
+		mu.Unlock()
 		return nil, nil, false
 	})
 
@@ -117,26 +148,6 @@ func TestRoundsOlderFailureAbortsNewer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// The input arrives over a second or so, so that transactions follow
-	// each other while records flow.
-	produced := make(chan error, 1)
-	go func() {
-		for len(recs) > 0 {
-			k := min(100, len(recs))
-			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
-				produced <- err
-				return
-			}
-			recs = recs[k:]
-			time.Sleep(10 * time.Millisecond)
-		}
-		produced <- nil
-	}()
-	defer func() {
-		if err := <-produced; err != nil {
-			t.Errorf("producing the input: %v", err)
-		}
-	}()
 
 	b := service.NewStreamBuilder()
 	b.SetThreads(1)
@@ -149,10 +160,11 @@ kafka_source:
   seed_brokers: [ %q ]
   topics: [ in ]
   consumer_group: rounds
+  assignment: %s
   batch_size: 50
   commit_period: 20ms
   fetch_max_wait: 50ms
-`, addr)},
+`, addr, assignment)},
 		{b.AddOutputYAML, fmt.Sprintf(`
 kafka_sink:
   seed_brokers: [ %q ]
@@ -174,33 +186,85 @@ kafka_sink:
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- stream.Run(ctx) }()
+	var stopOnce sync.Once
+	stop := func() {
+		stopOnce.Do(func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer scancel()
+			_ = stream.Stop(sctx)
+			<-runErr
+		})
+	}
+	defer stop()
+
+	// The input arrives over a second or so, so that transactions follow
+	// each other while records flow; with a group, once the group is
+	// stable (its join can take longer than that). Its second half only
+	// once the first transaction's offset commit is held, so that the next
+	// transaction has records to fill with meanwhile, however late that
+	// commit comes.
+	if assignment == "group" {
+		eventually.True(t, 30*time.Second, "consumer group rounds to be stable", func() bool { return groupStable(ctx, addr, "rounds") })
+	}
+	produced := make(chan error, 1)
+	go func() {
+		for len(recs) > 0 {
+			if len(recs) == n/2 {
+				select {
+				case <-held:
+				case <-ctx.Done():
+					produced <- fmt.Errorf("no transaction committed offsets with half the input written: %w", ctx.Err())
+					return
+				}
+			}
+			k := min(100, len(recs))
+			if err := prod.ProduceSync(ctx, recs[:k]...).FirstErr(); err != nil {
+				produced <- err
+				return
+			}
+			recs = recs[k:]
+			time.Sleep(10 * time.Millisecond)
+		}
+		produced <- nil
+	}()
 	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = stream.Stop(sctx)
-		<-runErr
+		if err := <-produced; err != nil {
+			t.Errorf("producing the input: %v", err)
+		}
 	}()
 
-	// Read committed until every input is there, then a little longer to
-	// see any duplicate.
+	// Read committed until every input is there; then stop the pipeline,
+	// write a marker after all it wrote in each partition of out, and read
+	// on up to the markers: a duplicate committed at any time is seen.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("out"),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	const marker = "end"
 	seen := map[string]int{}
 	last := map[string]int{}
 	got := 0
-	var settle time.Time
-	for settle.IsZero() || time.Now().Before(settle) {
+	markers := map[int32]bool{}
+	marked := false
+	for got < n || len(markers) < outPartitions {
 		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records before the deadline", got, n)
+			t.Fatalf("read %d of %d records and the markers of partitions %v before the deadline", got, n, markers)
+		}
+		if got >= n && !marked {
+			stop()
+			writeMarkers(ctx, t, addr, "out", outPartitions, marker)
+			marked = true
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		fs := cl.PollFetches(pctx)
 		pcancel()
 		fs.EachRecord(func(r *kgo.Record) {
+			if r.Key == nil && string(r.Value) == marker {
+				markers[r.Partition] = true
+				return
+			}
 			k := string(r.Key)
 			v, _ := strconv.Atoi(string(r.Value))
 			id := k + "/" + string(r.Value)
@@ -214,9 +278,6 @@ kafka_sink:
 			last[k] = v
 			got++
 		})
-		if got >= n && settle.IsZero() {
-			settle = time.Now().Add(time.Second)
-		}
 	}
 	if got != n || len(seen) != n {
 		t.Fatalf("read %d records (%d distinct), want %d exactly once", got, len(seen), n)
@@ -231,5 +292,36 @@ kafka_sink:
 	}
 	if len(aborted) < 2 {
 		t.Fatalf("EndTxn aborts per transactional id %v: want the failing transaction and the newer one aborted (both producers)", aborted)
+	}
+}
+
+// groupStable reports whether group has members and a stable state.
+func groupStable(ctx context.Context, addr, group string) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
+	if err != nil {
+		return false
+	}
+	g, ok := groups[group]
+	return ok && g.Err == nil && g.State == "Stable" && len(g.Members) > 0
+}
+
+// writeMarkers writes a record of value marker, without a key, to each
+// partition of topic.
+func writeMarkers(ctx context.Context, t *testing.T, addr, topic string, partitions int, marker string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for p := range int32(partitions) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(marker)}).FirstErr(); err != nil {
+			t.Fatalf("writing the marker to %s/%d: %v", topic, p, err)
+		}
 	}
 }

@@ -40,6 +40,7 @@ const (
 	FieldMaxMessageBytes   = "max_message_bytes"
 	FieldTimeout           = "timeout"
 	FieldAutoCreateTopics  = "allow_auto_topic_creation"
+	FieldAcks              = "acks"
 
 	FieldTransactionalIDPrefix = "transactional_id_prefix"
 	FieldTransactionalIDSuffix = "transactional_id_suffix"
@@ -455,6 +456,13 @@ With exactly_once:
 					"input batch is one transaction). Units: `count` in messages, `byte_size` in bytes, `period` a Go duration. "+
 					"Flink option: with exactly-once, the checkpoint interval (`execution.checkpointing.interval`); otherwise "+
 					"`properties.linger.ms` / `properties.batch.size`."),
+			service.NewStringEnumField(FieldAcks, string(AcksAll), string(AcksLeader), string(AcksNone)).
+				Description("Acknowledgements a write waits for: `all` (every in-sync replica), `1` (the partition leader only) or `0` "+
+					"(none: a record counts as written once sent). Must be `all` with `at_least_once` and `exactly_once`, which use the "+
+					"idempotent producer (it needs `all`, and keeps per-partition order across retries). Default: `all`, and `1` with "+
+					"`delivery_guarantee: none`. Flink option: `properties.acks` (`-1` is `all`).").
+				Optional().
+				Advanced(),
 			service.NewStringEnumField(FieldCompression,
 				string(CompressionNone), string(CompressionGzip), string(CompressionSnappy), string(CompressionLZ4), string(CompressionZstd)).
 				Description("Compression codec of record batches. Default `none`. Flink option: `properties.compression.type`.").
@@ -472,7 +480,7 @@ With exactly_once:
 				Description("Ask the broker to create a topic that does not exist when a record is written to it, as the Java producer "+
 					"does by default; the broker creates it only if its `auto.create.topics.enable` is true, with its default partitions. "+
 					"A topic that does not exist and is not created (with `false`, or when the brokers do not create topics) "+
-					"ends the run (exit 1) naming the topic, after 4 metadata refreshes without it and a last check. Default `true`. "+
+					"ends the run (exit 1) naming the topic, after 9 metadata refreshes without it (about 12 s) and a last check. Default `true`. "+
 					"Flink option: `properties.allow.auto.create.topics`.").
 				Default(true).
 				Advanced(),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +38,135 @@ type tableSettings struct {
 	// (sink.buffer-flush.*), applied as the batching policy; 0: unset.
 	flushRows     int
 	flushInterval time.Duration
+	// conn is what the table sets of the connection (brokers, security,
+	// client id, ...), applied by kafkaconn.
+	conn kafkaconn.TableConn
+	// props are the producer's Kafka client properties, by the field each
+	// sets (tableProperties); linger and batchBytes set batching.
+	props      map[string]any
+	linger     *time.Duration
+	batchBytes int
+}
+
+// tableProperties map the producer's Kafka client properties onto the
+// kafka_sink fields with the same meaning: the field, and the value of the
+// field for a property value (a time.Duration, an int or a string). The
+// connection's properties are kafkaconn's (kafkaconn.Properties);
+// enable.idempotence, linger.ms and batch.size are handled in deriveTable.
+var tableProperties = map[string]struct {
+	field string
+	value func(v string) (any, error)
+}{
+	schema.PropTransactionTimeoutMs: {FieldTransactionTimeout, millisOf},
+	schema.PropCompressionType:      {FieldCompression, func(v string) (any, error) { return strings.ToLower(strings.TrimSpace(v)), nil }},
+	schema.PropAcks:                 {FieldAcks, func(v string) (any, error) { return string(parseAcks(v)), nil }},
+	schema.PropMaxRequestSize:       {FieldMaxMessageBytes, func(v string) (any, error) { return strconv.Atoi(strings.TrimSpace(v)) }},
+	schema.PropDeliveryTimeoutMs:    {FieldTimeout, millisOf},
+	schema.PropAllowAutoCreate:      {FieldAutoCreateTopics, func(v string) (any, error) { return strconv.ParseBool(strings.TrimSpace(strings.ToLower(v))) }},
+}
+
+// tablePropertiesElsewhere are the producer properties deriveTable applies
+// itself.
+var tablePropertiesElsewhere = []string{schema.PropEnableIdempotence, schema.PropLingerMs, schema.PropBatchSize}
+
+func millisOf(v string) (any, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return time.Duration(n) * time.Millisecond, err
+}
+
+// sameAs reports whether a written YAML field's value y equals the value a
+// property gives it.
+func sameAs(y, want any) bool {
+	switch w := want.(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(strings.TrimSpace(fmt.Sprint(y)))
+		return err == nil && d == w
+	case int:
+		return fmt.Sprint(y) == strconv.Itoa(w)
+	case string:
+		if fmt.Sprint(y) == "-1" && w == string(AcksAll) {
+			return true
+		}
+	}
+	return fmt.Sprint(y) == fmt.Sprint(want)
+}
+
+// deriveProperties applies the producer's Kafka client properties of t to
+// s, recording in cf every one that contradicts a written field (set) or
+// the delivery guarantee.
+func deriveProperties(t *schema.Table, s *tableSettings, set map[string]any, cf *table.Conflicts) {
+	s.conn = table.KafkaConn(t)
+	s.props = map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(tableProperties)) {
+		v, ok := table.Property(t, name)
+		if !ok {
+			continue
+		}
+		p := tableProperties[name]
+		val, err := p.value(v)
+		if err != nil {
+			continue // schema's check of the option reports it
+		}
+		if y, ok := set[p.field]; ok && !sameAs(y, val) {
+			cf.Add(p.field, y, schema.PropertyPrefix+name, v)
+		}
+		s.props[p.field] = val
+	}
+	// The delivery guarantee in force: the table's, else the field's.
+	guarantee, guaranteeFrom := DeliveryAtLeastOnce, "the default "+FieldDeliveryGuarantee
+	if y, ok := set[FieldDeliveryGuarantee]; ok {
+		guarantee, guaranteeFrom = parseDeliveryGuarantee(fmt.Sprint(y)), "field "+FieldDeliveryGuarantee
+	}
+	if s.guarantee != "" {
+		guarantee, guaranteeFrom = s.guarantee, fmt.Sprintf("option '%s'", schema.OptDeliveryGuarantee)
+	}
+	idempotent := guarantee == DeliveryAtLeastOnce || guarantee == DeliveryExactlyOnce
+	if v, ok := table.Property(t, schema.PropEnableIdempotence); ok {
+		on := strings.EqualFold(v, "true")
+		switch {
+		case on && !idempotent:
+			cf.Addf(FieldDeliveryGuarantee, "option 'properties.%s' = '%s' contradicts delivery guarantee %s (%s), which writes without idempotence; "+
+				"the idempotent producer is %s", schema.PropEnableIdempotence, v, guarantee, guaranteeFrom, DeliveryAtLeastOnce)
+		case !on && idempotent:
+			cf.Addf(FieldDeliveryGuarantee, "option 'properties.%s' = '%s' contradicts delivery guarantee %s (%s), which needs the idempotent producer "+
+				"(exactly-once transactions need it; at-least-once keeps per-partition order across retries with it); for a producer "+
+				"without idempotence use delivery guarantee %s", schema.PropEnableIdempotence, v, guarantee, guaranteeFrom, DeliveryNone)
+		}
+	}
+	if a, ok := s.props[FieldAcks]; ok && idempotent && a != string(AcksAll) {
+		v, _ := table.Property(t, schema.PropAcks)
+		cf.Addf(FieldAcks, "option 'properties.%s' = '%s' contradicts delivery guarantee %s (%s), which needs acks = all (the idempotent producer)",
+			schema.PropAcks, v, guarantee, guaranteeFrom)
+	}
+	for _, name := range []string{schema.PropLingerMs, schema.PropBatchSize} {
+		v, ok := table.Property(t, name)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			continue // schema's check of the option reports it
+		}
+		switch {
+		case guarantee == DeliveryExactlyOnce:
+			cf.Addf(FieldBatching, "option 'properties.%s' is not used with delivery guarantee %s (%s): records from kafka_source "+
+				"flow into transactions committed every field %s (Flink's checkpoint interval), and each batch of another input is "+
+				"one transaction whose size field %s sets", name, guarantee, guaranteeFrom, FieldCommitInterval, FieldBatching)
+			continue
+		case s.flushRows > 0:
+			cf.Addf(FieldBatching, "options 'properties.%s' and '%s' both set the batching; set one", name, schema.OptSinkBufferFlushMaxRows)
+			continue
+		}
+		if y, ok := set[FieldBatching]; ok {
+			cf.Add(FieldBatching, y, schema.PropertyPrefix+name, v)
+		}
+		if name == schema.PropLingerMs {
+			d := time.Duration(n) * time.Millisecond
+			s.linger = &d
+		} else {
+			s.batchBytes = int(n)
+		}
+	}
 }
 
 // deriveTable maps the WITH options of t onto kafka_sink settings and
@@ -105,6 +236,7 @@ func deriveTable(t *schema.Table, codec *table.Codec, set map[string]any) (s tab
 			cf.Add(FieldMetadata, y, "column "+headers+" METADATA FROM", "headers")
 		}
 	}
+	deriveProperties(t, &s, set, cf)
 	errs = append(errs, cf.Errs()...)
 	if _, ok := set[kafkaconn.FieldSeedBrokers]; !ok && len(s.brokers) == 0 {
 		errs = append(errs, fmt.Errorf("field %s: at least one broker address is required, here or in option '%s' of table %s",
@@ -123,11 +255,17 @@ var tableFieldDefaults = map[string]string{
 	FieldDeliveryGuarantee:     string(DeliveryAtLeastOnce),
 	FieldTransactionalIDPrefix: "",
 	FieldPartitioner:           string(PartitionerDefault),
+	FieldTransactionTimeout:    defaultTransactionTimeout,
+	FieldCompression:           string(CompressionNone),
+	FieldMaxMessageBytes:       strconv.Itoa(defaultMaxMessageBytes),
+	FieldTimeout:               defaultTimeout,
+	FieldAutoCreateTopics:      "true",
 }
 
 // tableDerivable are the fields a table can set.
 var tableDerivable = []string{FieldTopic, kafkaconn.FieldSeedBrokers, FieldDeliveryGuarantee, FieldTransactionalIDPrefix,
-	FieldPartitioner, FieldKey, FieldTimestampMs, FieldMetadata}
+	FieldPartitioner, FieldKey, FieldTimestampMs, FieldMetadata,
+	FieldTransactionTimeout, FieldCompression, FieldAcks, FieldMaxMessageBytes, FieldTimeout, FieldAutoCreateTopics}
 
 // writtenFields returns the table-derivable fields of conf that the user set.
 func writtenFields(conf *service.ParsedConfig) (map[string]any, error) {
@@ -199,6 +337,41 @@ func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
 	}
 	if s.partitioner != "" {
 		c.Partitioner = s.partitioner
+	}
+	for field, v := range s.props {
+		switch field {
+		case FieldTransactionTimeout:
+			c.TransactionTimeout = v.(time.Duration)
+		case FieldCompression:
+			c.Compression = Compression(v.(string))
+		case FieldAcks:
+			c.Acks = Acks(v.(string))
+		case FieldMaxMessageBytes:
+			c.MaxMessageBytes = v.(int)
+		case FieldTimeout:
+			c.Timeout = v.(time.Duration)
+		case FieldAutoCreateTopics:
+			c.AllowAutoTopicCreation = v.(bool)
+		default:
+			return fmt.Errorf("field %s: table property for field %s is not applied (a connectd bug)", table.FieldTable, field)
+		}
+	}
+	if s.linger != nil || s.batchBytes > 0 {
+		// Flink's linger.ms and batch.size: the producer waits up to
+		// linger for more records, or until a batch holds batch.size
+		// bytes. connectd's producer sends a write at once, and the
+		// write is what batching gathers.
+		c.Batching.Count, c.Batching.ByteSize, c.Batching.Period = defaultBatchCount, defaultBatchBytes, defaultBatchPeriod
+		if s.linger != nil {
+			c.Batching.Period = s.linger.String()
+		}
+		if s.batchBytes > 0 {
+			c.Batching.ByteSize = s.batchBytes
+		}
+		if s.linger != nil && *s.linger == 0 {
+			// No wait: each input batch is written as it comes.
+			c.Batching = service.BatchPolicy{Count: 1}
+		}
 	}
 	if s.flushRows > 0 {
 		// Flink's upsert-kafka buffer; connectd does not reduce a batch

@@ -290,21 +290,26 @@ output:
 	}
 }
 
+// seedDDL returns the CREATE TABLE statement of the seed's table name
+// (issue 5) from its one fixture, schema/testdata/seed.sql.
+func seedDDL(t *testing.T, name string) string {
+	t.Helper()
+	seed, err := os.ReadFile("../../../schema/testdata/seed.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "CREATE TABLE " + name + " ("
+	_, rest, ok := strings.Cut(string(seed), head)
+	if !ok {
+		t.Fatalf("schema/testdata/seed.sql has no %q", head)
+	}
+	stmt, _, _ := strings.Cut(rest, "\nCREATE TABLE ")
+	return head + strings.TrimRight(stmt, "\n")
+}
+
 func TestTableSinkConfig(t *testing.T) {
 	t.Parallel()
-	seedSink := `CREATE TABLE kafka_sink (
-    device_id STRING,
-    metric_value DOUBLE,
-    PRIMARY KEY (device_id) NOT ENFORCED
-) WITH (
-    'connector' = 'kafka',
-    'topic' = 'device_metrics',
-    'properties.bootstrap.servers' = 'kafka:9092',
-    'format' = 'avro-confluent',
-    'avro-confluent.url' = 'http://schema-registry:8081',
-    'sink.delivery-guarantee' = 'exactly-once',
-    'sink.transactional-id-prefix' = 'flink-producer-'
-)`
+	seedSink := seedDDL(t, "kafka_sink")
 	c, err := parseConfig(t, yamlDDL(seedSink, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -416,17 +421,19 @@ func TestTableUpsertTombstones(t *testing.T) {
   'connector' = 'upsert-kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '%s', 'properties.group.id' = 'users-reader',
   'key.format' = 'json', 'value.format' = 'json'
 )`, addr)
-	runStream(t, `
+	// Bloblang's count() counters live as long as the process: named by
+	// addr, this run's start at 1 (go test -count).
+	runStream(t, fmt.Sprintf(`
 input:
   generate:
     count: 2
     interval: ""
     mapping: |
-      root = if count("upsert") == 1 { {"id": 1, "name": "ada"} } else { {"id": 1} }
-      meta kafka_tombstone_message = if count("upsert-meta") == 2 { true } else { false }
+      root = if count("upsert-%[1]s") == 1 { {"id": 1, "name": "ada"} } else { {"id": 1} }
+      meta kafka_tombstone_message = if count("upsert-meta-%[1]s") == 2 { true } else { false }
 output:
   kafka_sink:
-`+yamlDDL(ddl, 4))
+`, addr)+yamlDDL(ddl, 4))
 	recs := consumeAll(t, addr, "users", 2)
 	if string(recs[0].Key) != `{"id":1}` || recs[0].Value == nil {
 		t.Fatalf("upsert: key %s value %s", recs[0].Key, recs[0].Value)

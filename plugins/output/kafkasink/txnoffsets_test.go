@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -297,18 +298,13 @@ func TestTxnOffsetsGroupMemberFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer member.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually.True(t, 10*time.Second, "the member to join group g", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		member.PollFetches(ctx)
 		cancel()
-		if _, gen := member.GroupMetadata(); gen > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the member did not join group g")
-		}
-	}
+		_, gen := member.GroupMetadata()
+		return gen > 0
+	})
 	src := newFakeSource(addr)
 	src.member = txnoffsets.Member{ID: "zombie-member", Generation: 7}
 	src.movedAfter = 2

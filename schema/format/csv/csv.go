@@ -7,9 +7,11 @@
 // BYTES as base64, ARRAY elements joined by `array-element-delimiter`.
 // MAP and ROW columns are not supported, as in Flink's csv format.
 //
-// An empty field reads as NULL for every type but the character strings,
-// which read it as the empty string; `null-literal` gives NULL a text of its
-// own. An encoded record has no line terminator; one trailing "\n" or
+// An empty field reads as NULL for every type but the character and binary
+// strings, which read it as the empty string or empty bytes;
+// `null-literal` gives NULL a text of its own. As in Flink, the null
+// literal as a whole ARRAY field reads as an array of one NULL element (a
+// NULL array and [NULL] are written alike). An encoded record has no line terminator; one trailing "\n" or
 // "\r\n" is accepted on decode.
 package csv
 
@@ -342,9 +344,20 @@ func (f *Format) unescape(s string) string {
 }
 
 func (f *Format) decodeField(t *schema.Type, fl field, path string) (any, error) {
-	isNull := !fl.quoted && fl.text == "" && !t.IsString()
+	// As Flink's CsvToRowDataConverters: an empty field is NULL but for
+	// character and binary strings (the empty string, empty bytes); with a
+	// null literal, that text is NULL, except for a whole ARRAY field,
+	// which Flink splits into elements first (the literal reads as an
+	// array of one NULL element).
+	isNull := !fl.quoted && fl.text == "" && !t.IsString() && !t.IsBinary()
 	if f.opts.HasNullLiteral {
 		isNull = !fl.quoted && fl.raw == f.opts.NullLiteral
+		if isNull && t.Kind == schema.KindArray {
+			if t.Elem.NotNull {
+				return nil, fmt.Errorf("field %s[0]: %w", path, schema.ErrNotNull)
+			}
+			return []any{nil}, nil
+		}
 	}
 	if isNull {
 		if t.NotNull {

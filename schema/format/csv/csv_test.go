@@ -2,6 +2,7 @@ package csv_test
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -90,6 +91,16 @@ func TestRoundTrip(t *testing.T) {
 			got, err := f.Decode(data)
 			if err != nil {
 				t.Fatalf("%v: decode %q: %v", opts, data, err)
+			}
+			want = maps.Clone(want)
+			_, literal := opts["null-literal"]
+			for _, k := range []string{"arr", "words"} {
+				if want[k] == nil && literal {
+					want[k] = []any{nil} // as in Flink: the literal is one NULL element
+				}
+			}
+			if want["by"] == nil && !literal {
+				want["by"] = []byte{} // as in Flink: an empty BYTES field is empty bytes
 			}
 			if !schema.Equal(got, want) {
 				t.Fatalf("%v: round trip through %q\n got %#v\nwant %#v", opts, data, got, want)
@@ -229,6 +240,32 @@ func TestEncodeErrorPaths(t *testing.T) {
 	} {
 		if _, err := tc.f.Encode(tc.row); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.row, err, tc.want)
+		}
+	}
+}
+
+// Forms of Flink's csv format read as Flink reads them (checked against
+// Flink 2.2 by test/interop): an empty BYTES field is empty bytes, not NULL,
+// and the null literal as a whole ARRAY field is an array of one NULL
+// element (Flink splits the field into elements first).
+func TestDecodeFlinkForms(t *testing.T) {
+	t.Parallel()
+	row := rowType(t, `CREATE TABLE t (id BIGINT, b BYTES, arr ARRAY<INT>) WITH ('format' = 'csv')`)
+	for _, tc := range []struct {
+		opts map[string]string
+		in   string
+		want map[string]any
+	}{
+		{nil, "1,,", map[string]any{"id": int64(1), "b": []byte{}, "arr": nil}},
+		{map[string]string{"null-literal": "n/a"}, "1,,n/a", map[string]any{"id": int64(1), "b": []byte{}, "arr": []any{nil}}},
+		{map[string]string{"null-literal": "n/a"}, "n/a,n/a,n/a;5", map[string]any{"id": nil, "b": nil, "arr": []any{nil, int64(5)}}},
+	} {
+		got, err := format(t, row, tc.opts).Decode([]byte(tc.in))
+		if err != nil {
+			t.Fatalf("%v %q: %v", tc.opts, tc.in, err)
+		}
+		if !schema.Equal(got, tc.want) {
+			t.Errorf("%v %q:\n got %#v\nwant %#v", tc.opts, tc.in, got, tc.want)
 		}
 	}
 }

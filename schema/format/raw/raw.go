@@ -1,13 +1,18 @@
 // Package raw is Flink's `raw` format: the record bytes as the single
 // physical column, a character string (UTF-8) or a binary string.
 //
-// An empty record decodes to the empty string (or empty bytes), and NULL
-// encodes to an empty record: a Kafka tombstone has no value, which the
-// kafka_tombstone_message metadata tells apart. Flink's raw format also
-// takes numeric columns with `raw.endianness`; connectd does not.
+// An empty record decodes to the empty string (or empty bytes). NULL is a
+// Kafka record without a value, as in Flink: DecodeNull and EncodesNull tell
+// the connector so (a kafka_source reads a tombstone as a row whose column
+// is NULL, a kafka_sink writes NULL as a tombstone); Encode alone, as the
+// table processors use it, writes NULL as no bytes. A BYTES column takes a
+// string as base64, as every format does (schema.Coerce). Flink's raw
+// format also takes numeric columns with `raw.endianness`; connectd does
+// not.
 package raw
 
 import (
+	"encoding/base64"
 	"fmt"
 	"unicode/utf8"
 
@@ -57,13 +62,34 @@ func (f *Format) Decode(data []byte) (map[string]any, error) {
 	return map[string]any{f.name: string(data)}, nil
 }
 
-// Encode returns the column's value as the record; NULL is an empty record.
+// DecodeNull returns the row of a record without a value: the column is
+// NULL (Flink's RawFormatDeserializationSchema).
+func (f *Format) DecodeNull() map[string]any {
+	return map[string]any{f.name: nil}
+}
+
+// EncodesNull reports whether the row's column is NULL, which Flink's raw
+// format writes as a record without a value.
+func (f *Format) EncodesNull(row map[string]any) bool {
+	return row[f.name] == nil
+}
+
+// Encode returns the column's value as the record; NULL is an empty record
+// (see EncodesNull). A string for a binary column is base64, as
+// schema.Coerce reads it.
 func (f *Format) Encode(row map[string]any) ([]byte, error) {
 	v := row[f.name]
 	switch x := v.(type) {
 	case nil:
 		return []byte{}, nil
 	case string:
+		if f.binary {
+			b, err := base64.StdEncoding.DecodeString(x)
+			if err != nil {
+				return nil, fmt.Errorf("format raw: column %s: a string for a binary column must be base64: %w", f.name, err)
+			}
+			return b, nil
+		}
 		return []byte(x), nil
 	case []byte:
 		return x, nil

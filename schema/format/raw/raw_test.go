@@ -68,6 +68,29 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// NULL is a record without a value (EncodesNull, DecodeNull), as in Flink's
+// raw format; a string for a BYTES column is base64, as schema.Coerce reads
+// it.
+func TestNullValueAndBase64(t *testing.T) {
+	t.Parallel()
+	f, err := raw.New(rowType(t, "b BYTES"), raw.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.EncodesNull(map[string]any{"b": nil}) || f.EncodesNull(map[string]any{"b": []byte{}}) {
+		t.Errorf("EncodesNull: want true for NULL only")
+	}
+	if row := f.DecodeNull(); len(row) != 1 || row["b"] != nil {
+		t.Errorf("DecodeNull = %#v, want b NULL", row)
+	}
+	if data, err := f.Encode(map[string]any{"b": "AP8Q"}); err != nil || string(data) != "\x00\xff\x10" {
+		t.Errorf("base64 text: %q, %v", data, err)
+	}
+	if _, err := f.Encode(map[string]any{"b": "not base64!"}); err == nil || !strings.Contains(err.Error(), "column b: a string for a binary column must be base64") {
+		t.Errorf("bad base64: %v", err)
+	}
+}
+
 // FuzzDecode: no panic; what decodes encodes to the same bytes.
 func FuzzDecode(f *testing.F) {
 	str, _ := raw.New(rowType(f, "s STRING"), raw.Options{})
