@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,23 +30,59 @@ func uniquePrefix(name string) string {
 	return name + "-" + hex.EncodeToString(b[:]) + "-"
 }
 
-// newTopics creates n topics of partitions partitions each, named
-// prefix + t00, t01, ... (plus kafkatest's random suffix), side by side,
-// and returns their names and a topic_pattern matching them and nothing
-// else. kafkatest deletes them when the test ends.
+// newTopics creates n topics of partitions partitions each, named prefix +
+// t00, t01, ..., in one CreateTopics request, waits (at most two minutes:
+// a loaded controller is slow to place 1,000 partitions) until every
+// partition has a leader, and deletes them when the test ends. It returns
+// their names and a topic_pattern matching them and nothing else.
 func newTopics(t *testing.T, brokers, prefix string, n, partitions int) ([]string, string) {
 	t.Helper()
 	names := make([]string, n)
-	var wg sync.WaitGroup
 	for i := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			names[i] = kafkatest.NewTopic(t, brokers, fmt.Sprintf("%st%02d", prefix, i), partitions)
-		}()
+		names[i] = fmt.Sprintf("%st%02d", prefix, i)
 	}
-	wg.Wait()
-	return names, regexp.QuoteMeta(prefix) + `t[0-9]{2}-[0-9a-f]+`
+	adm, err := kadm.NewOptClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(adm.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, names...)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("creating %d topics of %d partitions: %v", n, partitions, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := adm.DeleteTopics(ctx, names...); err != nil {
+			t.Logf("deleting the topics: %v", err)
+		}
+	})
+	eventually.NoError(t, 2*time.Minute, fmt.Sprintf("a leader for each of the %d partitions", n*partitions), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		md, err := adm.Metadata(ctx, names...)
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, td := range md.Topics {
+			for _, p := range td.Partitions {
+				if p.Err == nil && p.Leader >= 0 {
+					ready++
+				}
+			}
+		}
+		if ready != n*partitions {
+			return fmt.Errorf("%d of %d partitions have a leader", ready, n*partitions)
+		}
+		return nil
+	})
+	return names, regexp.QuoteMeta(prefix) + `t[0-9]{2}`
 }
 
 // TestSourceBoundedManyPartitions runs a bounded read (start_from earliest,
