@@ -9,7 +9,7 @@ BIN     := bin/connectd
 GO_TEST_FLAGS ?= -race -timeout 25m
 DEV_BROKER ?= 127.0.0.1:19192
 
-.PHONY: all build run test unit interop lint fmt kafka-up kafka-down bench clean
+.PHONY: all build run test unit interop lint fmt kafka-up kafka-down bench clean docs
 
 all: build
 
@@ -53,6 +53,11 @@ interop: build
 ## unit: tests that need no real broker (integration tests skip).
 unit:
 	go test $(GO_TEST_FLAGS) ./...
+
+## docs: the component reference pages (docs/components/*.md), generated from the specs;
+## a test of plugins/bundle fails when the checked-in pages differ.
+docs:
+	go run ./cmd/connectd-docs -out docs/components
 
 lint: build
 	go vet ./...

@@ -17,6 +17,7 @@ import (
 	_ "github.com/redpanda-data/benthos/v4/public/components/pure"
 
 	"github.com/connectd/connectd/internal/devbroker"
+	"github.com/connectd/connectd/internal/distribution"
 	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/speclint"
 	_ "github.com/connectd/connectd/plugins/bundle"
@@ -48,12 +49,12 @@ func main() {
 	// that would hold the shutdown (an unreachable broker, open windows).
 	halt.EndOnSignals(os.Interrupt, syscall.SIGTERM)
 	// connectd's config checks: lint reports them, run stops on them.
+	if distribution.WantsVersion(os.Args[1:]) {
+		distribution.PrintVersion(os.Stdout, Version, DateBuilt)
+		return
+	}
 	checks := speclint.NewCLI(os.Stderr)
-	code, err := service.RunCLIToCode(context.Background(),
-		service.CLIOptSetBinaryName("connectd"),
-		service.CLIOptSetProductName("connectd"),
-		service.CLIOptSetVersion(Version, DateBuilt),
-		service.CLIOptSetDocumentationURL("https://github.com/connectd/connectd"),
+	opts := append(distribution.Options(Version, DateBuilt),
 		service.CLIOptCustomRunFlags(devbroker.Flags(), func(c *cli.Context) error {
 			if err := checks.OnRunFlags(c); err != nil {
 				return err
@@ -61,6 +62,7 @@ func main() {
 			return devbroker.StartFromFlags(c, os.Stderr)
 		}),
 	)
+	code, err := service.RunCLIToCode(context.Background(), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err.Error())
 	}

@@ -50,10 +50,12 @@ func CheckFiles(paths []string) ([]Problem, error) {
 }
 
 // CheckYAML returns the problems of one config document: those of each
-// registered component (its validator's, marked ByRule since its lint rule
-// reports them too; or, when a field has the wrong type, which makes Benthos
-// skip the rule, the type errors and the validator's problems with the other
-// fields), then those of the document checks.
+// registered component (fields its spec does not have, with what was meant
+// (suggest.go); its validator's, marked ByRule since its lint rule reports
+// them too; or, when a field has the wrong type, which makes Benthos skip
+// the rule, the type errors and the validator's problems with the other
+// fields), component names no component has, then those of the document
+// checks.
 func CheckYAML(data []byte) []Problem {
 	var root yaml.Node
 	if err := yaml.Unmarshal(replaceEnvVars(data), &root); err != nil {
@@ -75,6 +77,14 @@ func CheckYAML(data []byte) []Problem {
 		}
 	}
 	walk(&root)
+	names := map[Kind][]string{}
+	known := func(k Kind) []string {
+		if _, ok := names[k]; !ok {
+			names[k] = environmentNames(k)
+		}
+		return names[k]
+	}
+	problems = append(problems, componentNames(&root, "", known)...)
 	for _, check := range documentChecks() {
 		for _, msg := range check(&root) {
 			problems = append(problems, locate(msg))
@@ -90,7 +100,7 @@ func (c *component) checkNode(key, val *yaml.Node) []Problem {
 		return []Problem{{Line: key.Line, Column: key.Column, Message: err.Error()}}
 	}
 	typeErrs := typeProblems(docs, val, "")
-	var out []Problem
+	out := unknownFields(c.name, docs, val, "")
 	clean := normalize(docs, val)
 	for _, p := range typeErrs {
 		out = append(out, Problem{Line: p.node.Line, Column: p.node.Column, Message: p.msg})

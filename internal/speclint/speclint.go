@@ -193,6 +193,16 @@ func Components() []string {
 	return out
 }
 
+// KindOf returns the component type of the registered component called
+// name; false if no component registered that name.
+func KindOf(name string) (Kind, bool) {
+	c := lookup(name)
+	if c == nil {
+		return "", false
+	}
+	return c.kind, true
+}
+
 // DocumentCheck inspects a whole config document (the root node, after
 // environment variable substitution) for problems that span components, and
 // returns each as "(line,col) what: problem".

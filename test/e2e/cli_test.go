@@ -10,8 +10,8 @@ import (
 func TestVersionHasProductName(t *testing.T) {
 	t.Parallel()
 	out, code := runCLI(t, 30*time.Second, "--version")
-	if code != 0 || !strings.Contains(out, "Version:") {
-		t.Fatalf("connectd --version exit %d: %s", code, out)
+	if code != 0 || !strings.HasPrefix(out, "connectd ") || !strings.Contains(out, "\nBenthos: v4.") {
+		t.Fatalf("connectd --version exit %d, want `connectd <version>` and the Benthos version: %s", code, out)
 	}
 }
 

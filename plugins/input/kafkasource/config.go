@@ -263,6 +263,7 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 		topics, err := conf.FieldStringList(fieldTopics)
 		keep(err)
 		c.Topics = splitTopics(topics)
+		errs = append(errs, topicNameProblems(topics)...)
 	}
 	if c.TopicPattern, err = regexpFromParsed(conf, fieldTopicPattern); err != nil {
 		errs = append(errs, err)

@@ -146,9 +146,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		o.undelivered++
 	}
 	if done := t.takeFinished(); len(done) > 0 {
-		for _, tp := range done {
-			o.log.Debugf("kafka_source: topic %s partition %d reached its stop offset", tp.topic, tp.partition)
-		}
+		o.progressFinished(done)
 		if o.wm != nil {
 			// A finished partition no longer holds the watermark back,
 			// once its last records are observed (as the batch is
@@ -189,6 +187,7 @@ func (o *owner) offsetReset(tp topicPartition, from, to int64) {
 		to-from, to, fieldCommittedFallback, o.conf.CommittedFallback)
 	o.tracker.skipped(tp, to-1)
 	if done := o.tracker.takeFinished(); len(done) > 0 {
+		o.progressFinished(done)
 		o.wmRemoveAll(done)
 		o.stopFetching(done)
 		o.signalProgress()

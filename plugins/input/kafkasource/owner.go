@@ -42,7 +42,7 @@ import (
 //   - the session's stop (stopReadingReq, finalCommitReq, endReq, here).
 //
 // The periodic work (offset commits, partition discovery, the quiet-partition
-// check of bounded reads, the watermark tick and alignment) runs on the
+// check and progress of bounded reads, the watermark tick and alignment) runs on the
 // owner's tickers. Network calls (offset commits, listing partitions and
 // offsets) run off the loop on a goroutine of their own and hand their result
 // back as a request (commitDone, discovered, quietChecked), so that acks are
@@ -115,6 +115,8 @@ type owner struct {
 	finished  finishState
 	discovery discoveryState
 	quiet     quietState
+	// progress is a bounded read's progress (progress.go).
+	progress progressState
 	// revokes are revocations waiting for their records in flight.
 	revokes []*pendingRevoke
 	// manyLogged: setReaderSplits said that partition_metrics: topic
@@ -160,6 +162,7 @@ func (o *owner) run(quit <-chan struct{}) {
 			o.assign.discover(o)
 		case <-tickC(o.timers.quiet):
 			o.checkQuiet()
+			o.progressTick(time.Now())
 		case <-tickC(o.timers.emit):
 			o.watermarkTick()
 		case <-tickC(o.timers.align):

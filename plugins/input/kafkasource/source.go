@@ -47,8 +47,9 @@ type sourceMetrics struct {
 	commitLatency  *service.MetricTimer
 	readerSplits   *service.MetricGauge
 	// parts are the metrics of single partitions (partmetrics.go).
-	parts partitionMetrics
-	wm    wmMetrics
+	parts    partitionMetrics
+	wm       wmMetrics
+	progress progressMetrics
 }
 
 func newSourceMetrics(m *service.Metrics, mode PartitionMetrics) sourceMetrics {
@@ -62,6 +63,7 @@ func newSourceMetrics(m *service.Metrics, mode PartitionMetrics) sourceMetrics {
 		readerSplits:   m.NewGauge("kafka_source_reader_partitions", "reader"),
 		parts:          newPartitionMetrics(m, mode),
 		wm:             newWMMetrics(m),
+		progress:       newProgressMetrics(m),
 	}
 }
 

@@ -159,6 +159,12 @@ finished and every record is acknowledged and committed, the input ends and `+"`
 A partition whose remaining records are deleted by retention before they are read finishes too; the skipped
 range is logged as an error and counted in `+"`kafka_source_offset_resets`"+`.
 
+A bounded read reports its progress: at the start and every 10 seconds a line with the splits done, the
+records left (offsets between the fetch positions and the stop offsets: an upper bound, exact without
+transactions or compaction) and the estimated time left at the recent fetch rate, with a line per unfinished
+split (at debug level beyond 16 of them); and a line when each split reaches its stop offset. The gauges
+`+"`kafka_source_records_left`"+` and `+"`kafka_source_seconds_left`"+` show the same.
+
 ### Readers, sharding and group mode: which to pick
 
 - One process: the default. Raise `+"`readers`"+` to fetch with several clients in parallel; partitions are placed
@@ -293,6 +299,10 @@ minimum), counters count per topic.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
 - `+"`kafka_source_offset_resets`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): fetch positions that fell out of range (for example deleted by
   retention) or were truncated, and were reset per `+"`committed_fallback`"+`; each is also logged as an error naming the skipped range.
+- `+"`kafka_source_records_left`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): with `+"`stop_at`"+`, the offsets from the fetch position to
+  the stop offset, 0 once the split reached it; updated every two `+"`fetch_max_wait`"+`.
+- `+"`kafka_source_seconds_left`"+` (gauge): with `+"`stop_at`"+`, the estimated seconds until every split reaches its stop offset, at
+  the smoothed fetch rate; -1 while no rate is known yet.
 
 With a watermark:
 

@@ -34,7 +34,7 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Stable().
 		Summary("Host endpoints (`/metrics` and `/stats`) for Prometheus scraping.").
-		Description(`The default metrics exporter of connectd. Metrics are served on the Benthos HTTP server (`+"`http.address`"+`, default `+"`0.0.0.0:4195`"+`) at `+"`/metrics`"+` in the Prometheus text format.
+		Description(`The default metrics exporter of connectd. Metrics are served on the Benthos HTTP server (`+"`http.address`"+`, default `+"`127.0.0.1:4195`"+` in connectd, loopback only) at `+"`/metrics`"+` in the Prometheus text format.
 
 Metric names are the Benthos names (`+"`input_received`"+`, `+"`output_latency_ns`"+`, ...) with characters that Prometheus does not allow replaced by `+"`_`"+`; labels are the Benthos labels (`+"`label`"+`, `+"`path`"+`, and those a component adds such as `+"`topic`"+`). This is the counterpart of Flink's metric reporters (`+"`metrics.reporter.prom.*`"+`).`).
 		Fields(

@@ -263,7 +263,9 @@ func ConfigFromParsed(conf *service.ParsedConfig) (Config, error) {
 	if conf.Contains(FieldAcks) {
 		acks, err := conf.FieldString(FieldAcks)
 		keep(err)
-		c.Acks = parseAcks(acks)
+		if acks != "" {
+			c.Acks = parseAcks(acks)
+		}
 	}
 	c.MaxMessageBytes, err = conf.FieldInt(FieldMaxMessageBytes)
 	keep(err)

@@ -117,7 +117,7 @@ func (c Config) kgoPartitioner() (kgo.Partitioner, error) {
 		}
 		return expressionPartitioner(e), nil
 	}
-	return nil, fmt.Errorf("field %s: unknown partitioner %q (want %s)", FieldPartitioner, c.Partitioner, partitionerList())
+	return nil, fmt.Errorf("field %s: unknown partitioner %q (want %s)%s", FieldPartitioner, c.Partitioner, partitionerList(), partitionerHint(string(c.Partitioner)))
 }
 
 // fixedPartitioner is Flink's FlinkFixedPartitioner:

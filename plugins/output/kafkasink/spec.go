@@ -456,11 +456,15 @@ With exactly_once:
 					"input batch is one transaction). Units: `count` in messages, `byte_size` in bytes, `period` a Go duration. "+
 					"Flink option: with exactly-once, the checkpoint interval (`execution.checkpointing.interval`); otherwise "+
 					"`properties.linger.ms` / `properties.batch.size`."),
-			service.NewStringEnumField(FieldAcks, string(AcksAll), string(AcksLeader), string(AcksNone)).
+			// A string, not an enum field: empty (as `connectd create`
+			// prints an optional field) means the default, which
+			// depends on delivery_guarantee; the validator checks values.
+			service.NewStringField(FieldAcks).
 				Description("Acknowledgements a write waits for: `all` (every in-sync replica), `1` (the partition leader only) or `0` "+
 					"(none: a record counts as written once sent). Must be `all` with `at_least_once` and `exactly_once`, which use the "+
 					"idempotent producer (it needs `all`, and keeps per-partition order across retries). Default: `all`, and `1` with "+
-					"`delivery_guarantee: none`. Flink option: `properties.acks` (`-1` is `all`).").
+					"`delivery_guarantee: none` (also when empty). Flink option: `properties.acks` (`-1` is `all`).").
+				Examples(string(AcksAll), string(AcksLeader), string(AcksNone)).
 				Optional().
 				Advanced(),
 			service.NewStringEnumField(FieldCompression,

@@ -1,0 +1,21 @@
+// Command connectd-docs writes the reference pages of connectd's components
+// (docs/components/*.md) from their specs: `make docs` runs it.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/connectd/connectd/internal/docsgen"
+	_ "github.com/connectd/connectd/plugins/bundle"
+)
+
+func main() {
+	out := flag.String("out", "docs/components", "directory of the component pages")
+	flag.Parse()
+	if err := docsgen.Write(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "connectd-docs:", err)
+		os.Exit(1)
+	}
+}
