@@ -3,7 +3,6 @@ package watermark
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,6 +135,9 @@ type Tracker struct {
 	// lastSeen and paused.
 	mu struct {
 		sync.Mutex
+		// index finds a partition by topic and number, so that Add
+		// does not scan every partition (10,000 Adds were quadratic).
+		index   map[partitionKey]*Partition
 		aligner *Aligner
 		// stall is CheckStall's episode (stall.go).
 		stall stallEpisode
@@ -151,6 +153,7 @@ func NewTracker(cfg Config) (*Tracker, error) {
 	t := &Tracker{cfg: cfg, clock: cfg.Clock, base: cfg.Clock.Now()}
 	t.combined.Store(NoWatermark)
 	t.parts.Store(new([]*Partition))
+	t.mu.index = map[partitionKey]*Partition{}
 	t.mu.stall = stallEpisode{watermark: NoWatermark}
 	return t, nil
 }
@@ -166,12 +169,11 @@ func (t *Tracker) Config() Config { return t.cfg }
 func (t *Tracker) Add(topic string, partition int32) (*Partition, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := *t.parts.Load()
-	for _, p := range old {
-		if p.topic == topic && p.id == partition {
-			return nil, fmt.Errorf("watermark: topic %q partition %d: %w", topic, partition, ErrPartitionExists)
-		}
+	key := partitionKey{topic: topic, partition: partition}
+	if t.mu.index[key] != nil {
+		return nil, fmt.Errorf("watermark: topic %q partition %d: %w", topic, partition, ErrPartitionExists)
 	}
+	old := *t.parts.Load()
 	p := &Partition{
 		t:        t,
 		topic:    topic,
@@ -181,25 +183,55 @@ func (t *Tracker) Add(topic string, partition int32) (*Partition, error) {
 	}
 	p.wm.Store(NoWatermark)
 	p.state.Store(stateActive)
-	parts := append(slices.Clip(old), p)
+	// Appending in place is safe for readers of the old slice: they see
+	// only its first len(old) elements, which do not change; a slice
+	// that has no room left is copied. Adds are amortised O(1).
+	parts := append(old, p)
 	t.parts.Store(&parts)
+	t.mu.index[key] = p
 	return p, nil
+}
+
+// partitionKey names a partition in a Tracker's index.
+type partitionKey struct {
+	topic     string
+	partition int32
 }
 
 // Remove stops tracking a partition (on revocation). If it was holding the
 // combined watermark back, the combined watermark advances. The caller stops
 // calling p.Observe first; a paused partition need not be resumed.
-func (t *Tracker) Remove(p *Partition) {
+func (t *Tracker) Remove(p *Partition) { t.RemoveAll(p) }
+
+// RemoveAll stops tracking the partitions ps, as Remove does, with one copy
+// of the partition list and one recompute of the combined watermark for all
+// of them (10,000 Removes one by one were quadratic). Partitions not
+// tracked are ignored.
+func (t *Tracker) RemoveAll(ps ...*Partition) {
 	t.mu.Lock()
-	old := *t.parts.Load()
-	i := slices.Index(old, p)
-	if i < 0 {
+	gone := make(map[*Partition]bool, len(ps))
+	for _, p := range ps {
+		key := partitionKey{topic: p.topic, partition: p.id}
+		if t.mu.index[key] == p {
+			gone[p] = true
+			delete(t.mu.index, key)
+		}
+	}
+	if len(gone) == 0 {
 		t.mu.Unlock()
 		return
 	}
-	parts := slices.Delete(slices.Clone(old), i, i+1)
+	old := *t.parts.Load()
+	parts := make([]*Partition, 0, len(old)-len(gone))
+	for _, p := range old {
+		if !gone[p] {
+			parts = append(parts, p)
+		}
+	}
 	t.parts.Store(&parts)
-	p.paused.Store(false)
+	for p := range gone {
+		p.paused.Store(false)
+	}
 	t.mu.Unlock()
 	t.recompute()
 }

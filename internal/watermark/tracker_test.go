@@ -2,7 +2,9 @@ package watermark
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -465,4 +467,81 @@ func TestConcurrentTickAlignAndChurn(t *testing.T) {
 	feeders.Wait()
 	close(done)
 	bg.Wait()
+}
+
+// RemoveAll takes several partitions out at once, ignoring those not
+// tracked (removed already, or replaced by a new Add of the same
+// partition), and the combined watermark advances past them.
+func TestRemoveAll(t *testing.T) {
+	t.Parallel()
+	tr := newTracker(t, Config{})
+	ps := make([]*Partition, 5)
+	for i := range ps {
+		ps[i] = addPartition(t, tr, "t", int32(i))
+		ps[i].Observe(int64(10_000 * (i + 1)))
+	}
+	if got := tr.Watermark(); got != 9_999 {
+		t.Fatalf("combined %d, want 9_999", got)
+	}
+	tr.Remove(ps[4])
+	again := addPartition(t, tr, "t", 4) // a new partition 4, not ps[4]
+	again.Observe(90_000)
+	tr.RemoveAll(ps[0], ps[1], ps[4], ps[1])
+	if got := tr.Watermark(); got != 29_999 {
+		t.Fatalf("after RemoveAll of partitions 0 and 1: combined %d, want 29_999", got)
+	}
+	if got := tr.Stats().Partitions; got != 3 {
+		t.Fatalf("%d partitions tracked, want 3 (2, 3 and the new 4: removing the old 4 again must not remove the new one)", got)
+	}
+	if _, err := tr.Add("t", 4); !errors.Is(err, ErrPartitionExists) {
+		t.Fatalf("Add of the new partition 4 again: %v, want ErrPartitionExists", err)
+	}
+	if _, err := tr.Add("t", 0); err != nil {
+		t.Fatalf("Add of a removed partition: %v", err)
+	}
+}
+
+// Adding 10,000 partitions one by one, then removing them in batches (as a
+// bounded read's partitions finish), costs memory in proportion to the
+// partitions: each Add used to copy the whole list (400 MB for 10,000).
+// Not parallel: it reads the process's allocation counter.
+func TestManyPartitionsAllocateLinearly(t *testing.T) {
+	const n = 10_000
+	tr := newTracker(t, Config{})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ps := make([]*Partition, n)
+	for i := range ps {
+		ps[i] = addPartition(t, tr, fmt.Sprintf("topic-%d", i/100), int32(i%100))
+	}
+	for i := 0; i < n; i += 100 {
+		tr.RemoveAll(ps[i : i+100]...)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Fatalf("adding and removing %d partitions allocated %d MiB, want under 32 MiB (linear, not quadratic)", n, got>>20)
+	}
+	if got := tr.Stats().Partitions; got != 0 {
+		t.Fatalf("%d partitions left, want 0", got)
+	}
+}
+
+// Snapshots that readers iterate lock-free must not see partitions added
+// after they were taken, even though Add appends in place.
+func TestAddKeepsSnapshots(t *testing.T) {
+	t.Parallel()
+	tr := newTracker(t, Config{})
+	for i := range 3 {
+		addPartition(t, tr, "t", int32(i))
+	}
+	snap := *tr.parts.Load()
+	for i := 3; i < 100; i++ {
+		addPartition(t, tr, "t", int32(i))
+	}
+	if len(snap) != 3 || snap[0].ID() != 0 || snap[2].ID() != 2 {
+		t.Fatalf("snapshot changed: %v", ids(snap))
+	}
+	if got := len(*tr.parts.Load()); got != 100 {
+		t.Fatalf("%d partitions, want 100", got)
+	}
 }

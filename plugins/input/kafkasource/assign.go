@@ -2,6 +2,7 @@ package kafkasource
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -45,4 +46,24 @@ func newAssignment(conf Config, sess *session) assignment {
 		return &groupAssignment{conf: conf, sess: sess}
 	}
 	return &enumeratorAssignment{conf: conf, log: sess.log}
+}
+
+// listedPartitions is how many partitions a log line names one by one;
+// past it, describePartitions counts them per topic instead.
+const listedPartitions = 16
+
+// describePartitions names tps (sorted) for a log line: each one while they
+// are few, else their number and their topics', with the first and last,
+// so that an assignment of 10,000 partitions is one short line.
+func describePartitions(tps []topicPartition) string {
+	if len(tps) <= listedPartitions {
+		return fmt.Sprint(tps)
+	}
+	topics := 0
+	for i, tp := range tps {
+		if i == 0 || tp.topic != tps[i-1].topic {
+			topics++
+		}
+	}
+	return fmt.Sprintf("%d partitions of %d topics [%v ... %v]", len(tps), topics, tps[0], tps[len(tps)-1])
 }

@@ -38,12 +38,10 @@ func (a *enumeratorAssignment) discoveryInterval() time.Duration {
 
 func (a *enumeratorAssignment) commitCall(o *owner, pos map[topicPartition]int64) func(context.Context) (kadm.OffsetResponses, error) {
 	adm, group := o.adm, o.conf.ConsumerGroup
-	offsets := make(kadm.Offsets)
-	for tp, off := range pos {
-		offsets.Add(kadm.Offset{Topic: tp.topic, Partition: tp.partition, At: off, LeaderEpoch: -1})
-	}
 	return func(ctx context.Context) (kadm.OffsetResponses, error) {
-		return adm.CommitOffsets(ctx, group, offsets)
+		return commitChunked(ctx, group, pos, func(ctx context.Context, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+			return adm.CommitOffsets(ctx, group, positionOffsets(pos))
+		})
 	}
 }
 

@@ -135,7 +135,7 @@ func (r assignedReq) handle(o *owner) {
 	sortPartitions(tps)
 	o.setReaderSplits()
 	if len(tps) > 0 {
-		o.log.Infof("kafka_source: reader %d was assigned %v by consumer group %q", r.reader, tps, o.conf.ConsumerGroup)
+		o.log.Infof("kafka_source: reader %d was assigned %s by consumer group %q", r.reader, describePartitions(tps), o.conf.ConsumerGroup)
 	}
 	r.reply <- struct{}{}
 }
@@ -190,8 +190,8 @@ func (r revokeReq) handle(o *owner) {
 	if r.commit {
 		if n := o.inFlight(r.tps); n > 0 {
 			p := &pendingRevoke{req: r}
-			o.log.Infof("kafka_source: reader %d: waiting for %d unacknowledged records of %v before releasing them to consumer group %q",
-				r.reader, n, r.tps, o.conf.ConsumerGroup)
+			o.log.Infof("kafka_source: reader %d: waiting for %d unacknowledged records of %s before releasing them to consumer group %q",
+				r.reader, n, describePartitions(r.tps), o.conf.ConsumerGroup)
 			expire := func() { o.sess.send(revokeExpired{p: p}) }
 			t := time.AfterFunc(revokeWait, expire)
 			stopCtx := context.AfterFunc(r.ctx, expire)
@@ -214,8 +214,8 @@ func (r revokeExpired) handle(o *owner) {
 		}
 		o.revokes = append(o.revokes[:i], o.revokes[i+1:]...)
 		p.stop()
-		o.log.Warnf("kafka_source: reader %d: releasing %v with %d records still in flight after %v; "+
-			"their transactions cannot commit offsets any more and the new owner reads them again", p.req.reader, p.req.tps, o.inFlight(p.req.tps), revokeWait)
+		o.log.Warnf("kafka_source: reader %d: releasing %s with %d records still in flight after %v; "+
+			"their transactions cannot commit offsets any more and the new owner reads them again", p.req.reader, describePartitions(p.req.tps), o.inFlight(p.req.tps), revokeWait)
 		o.release(p.req)
 		return
 	}
@@ -292,12 +292,13 @@ func (o *owner) release(r revokeReq) {
 		}
 		o.tracker.removePartition(tp)
 		o.wmResumeRemoved(r.client, tp)
-		o.wmRemove(tp)
+		o.metrics.parts.remove(tp)
 		delete(o.readerOf, tp)
 	}
+	o.wmRemoveAll(r.tps)
 	o.setReaderSplits()
 	if !r.commit {
-		o.log.Warnf("kafka_source: reader %d lost %v (fatal group error); records in flight will be read again", r.reader, r.tps)
+		o.log.Warnf("kafka_source: reader %d lost %s (fatal group error); records in flight will be read again", r.reader, describePartitions(r.tps))
 		r.reply <- struct{}{}
 		return
 	}
@@ -305,7 +306,7 @@ func (o *owner) release(r revokeReq) {
 		if err != nil {
 			o.log.Warnf("kafka_source: reader %d: committing revoked partitions to consumer group %q: %v", r.reader, o.conf.ConsumerGroup, err)
 		}
-		o.log.Infof("kafka_source: reader %d released %v to consumer group %q", r.reader, r.tps, o.conf.ConsumerGroup)
+		o.log.Infof("kafka_source: reader %d released %s to consumer group %q", r.reader, describePartitions(r.tps), o.conf.ConsumerGroup)
 		r.reply <- struct{}{}
 	}
 	if len(pos) == 0 {
@@ -322,7 +323,9 @@ func (o *owner) release(r revokeReq) {
 		done = func(err error) { cancel(); next(err) }
 	}
 	o.commit(&commitJob{kind: commitRevoke, ctx: ctx, pos: pos, done: done,
-		call: func(ctx context.Context) (kadm.OffsetResponses, error) { return commitMember(ctx, cl, pos) }})
+		call: func(ctx context.Context) (kadm.OffsetResponses, error) {
+			return commitMember(ctx, cl, o.conf.ConsumerGroup, pos)
+		}})
 }
 
 // commitCall commits pos, each partition by the member that owns it. A
@@ -344,12 +347,12 @@ func (a *groupAssignment) commitCall(o *owner, pos map[topicPartition]int64) fun
 		readers = append(readers, r)
 	}
 	sort.Ints(readers)
-	clients := o.clients
+	clients, group := o.clients, o.conf.ConsumerGroup
 	return func(ctx context.Context) (kadm.OffsetResponses, error) {
 		out := kadm.OffsetResponses{}
 		var errs []error
 		for _, r := range readers {
-			resp, err := commitMember(ctx, clients[r], by[r])
+			resp, err := commitMember(ctx, clients[r], group, by[r])
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -380,8 +383,16 @@ func (a *groupAssignment) txnCommits(o *owner, pos map[topicPartition]int64, met
 	return sortedCommits(by), nil
 }
 
-// commitMember commits pos with a member client, within its generation.
-func commitMember(ctx context.Context, cl *kgo.Client, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+// commitMember commits pos with a member client, within its generation,
+// in requests of commitChunkBytes.
+func commitMember(ctx context.Context, cl *kgo.Client, group string, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+	return commitChunked(ctx, group, pos, func(ctx context.Context, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+		return commitMemberOnce(ctx, cl, pos)
+	})
+}
+
+// commitMemberOnce commits pos with a member client in one request.
+func commitMemberOnce(ctx context.Context, cl *kgo.Client, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
 	offsets := map[string]map[int32]kgo.EpochOffset{}
 	for tp, o := range pos {
 		if offsets[tp.topic] == nil {

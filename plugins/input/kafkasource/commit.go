@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -210,6 +209,7 @@ type commitDone struct {
 
 func (r commitDone) handle(o *owner) {
 	o.commits.inFlight = false
+	o.metrics.commitLatency.Timing(time.Since(r.at).Nanoseconds())
 	err := o.applyCommit(r)
 	if kafkaconn.Classify(err) == kafkaconn.Permanent {
 		// GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED: no
@@ -247,9 +247,9 @@ func (o *owner) applyCommit(r commitDone) error {
 			return
 		}
 		o.metrics.commits.Incr(1, resp.Topic)
-		o.metrics.committed.Set(resp.At, resp.Topic, strconv.Itoa(int(resp.Partition)))
+		o.metrics.parts.committed(tp, resp.At)
 		o.tracker.markCommitted(tp, resp.At)
-		o.metrics.unacked.Set(int64(o.tracker.unacked(tp)), resp.Topic, strconv.Itoa(int(resp.Partition)))
+		o.metrics.parts.unacked(tp, int64(o.tracker.unacked(tp)))
 	})
 	return errors.Join(errs...)
 }
@@ -271,4 +271,74 @@ func firstPermanent(err error) error {
 		}
 	}
 	return err
+}
+
+// commitChunkBytes bounds the estimated size of the records of one offset
+// commit request. The group coordinator writes a request's offsets to
+// __consumer_offsets as one record batch, which the broker refuses past its
+// message.max.bytes (default 1 MiB) with UNKNOWN_SERVER_ERROR ("The request
+// included a message larger than the max message size the server will
+// accept"): with 10,000 partitions one request is over it. So a commit of
+// many partitions goes in several requests, one after the other; each
+// partition's offset is committed on its own, and the commits of the
+// source still run one at a time.
+const commitChunkBytes = 512 << 10
+
+// commitRecordBytes estimates the size of the record the coordinator
+// writes for one partition's offset: its key (group, topic, partition), its
+// value (offset, leader epoch, metadata, commit time) and the record's
+// framing.
+func commitRecordBytes(group, topic string, metadata int) int {
+	return 64 + len(group) + len(topic) + metadata
+}
+
+// chunkPositions splits pos into commits whose records stay within
+// commitChunkBytes, in topic and partition order; a single partition over
+// it is a commit of its own.
+func chunkPositions(group string, pos map[topicPartition]int64) []map[topicPartition]int64 {
+	var (
+		out  []map[topicPartition]int64
+		cur  map[topicPartition]int64
+		size int
+	)
+	for _, tp := range sortedPartitions(pos) {
+		n := commitRecordBytes(group, tp.topic, 0)
+		if cur == nil || size+n > commitChunkBytes {
+			cur, size = map[topicPartition]int64{}, 0
+			out = append(out, cur)
+		}
+		cur[tp] = pos[tp]
+		size += n
+	}
+	return out
+}
+
+// commitChunked makes commit's requests for each chunk of pos in turn and
+// gathers their answers. It stops at the first request that fails: the
+// answers so far are returned with its error.
+func commitChunked(ctx context.Context, group string, pos map[topicPartition]int64,
+	commit func(context.Context, map[topicPartition]int64) (kadm.OffsetResponses, error),
+) (kadm.OffsetResponses, error) {
+	chunks := chunkPositions(group, pos)
+	if len(chunks) == 1 {
+		return commit(ctx, chunks[0])
+	}
+	out := kadm.OffsetResponses{}
+	for _, c := range chunks {
+		resp, err := commit(ctx, c)
+		resp.Each(func(o kadm.OffsetResponse) { out.Add(o) })
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// positionOffsets is pos as kadm offsets, without leader epochs.
+func positionOffsets(pos map[topicPartition]int64) kadm.Offsets {
+	offsets := make(kadm.Offsets)
+	for tp, off := range pos {
+		offsets.Add(kadm.Offset{Topic: tp.topic, Partition: tp.partition, At: off, LeaderEpoch: -1})
+	}
+	return offsets
 }

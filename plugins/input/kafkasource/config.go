@@ -199,6 +199,9 @@ type Config struct {
 	// Watermark configures event time and watermarks (field watermark, or
 	// the table's WATERMARK FOR). Default: off.
 	Watermark WatermarkConfig
+	// PartitionMetrics is the cardinality of the per-partition metrics.
+	// Default PartitionMetricsPartition.
+	PartitionMetrics PartitionMetrics
 }
 
 // GroupProtocol is the consumer group protocol of group mode (field
@@ -300,6 +303,7 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.Assignment = Assignment(str(fieldAssignment))
 	c.SessionTimeout = duration(fieldSessionTimeout, defaultSessionTimeout)
 	c.GroupProtocol = GroupProtocol(str(fieldGroupProtocol))
+	c.PartitionMetrics = PartitionMetrics(str(fieldPartitionMetrics))
 	// Empty, as `connectd create` prints the optional field, is unset.
 	if s, _ := conf.FieldString(fieldHeartbeatInterval); conf.Contains(fieldHeartbeatInterval) && s != "" {
 		c.HeartbeatInterval = duration(fieldHeartbeatInterval, "3s")
@@ -394,6 +398,11 @@ func (c Config) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldGroupProtocol, c.GroupProtocol, GroupProtocolClassic, GroupProtocolConsumer))
+	}
+	switch c.PartitionMetrics {
+	case PartitionMetricsPartition, PartitionMetricsTopic:
+	default:
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want %s or %s)", fieldPartitionMetrics, c.PartitionMetrics, PartitionMetricsPartition, PartitionMetricsTopic))
 	}
 	errs = append(errs, c.validateFetch()...)
 	if c.DiscoveryInterval < 0 {

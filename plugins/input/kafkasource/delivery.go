@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -133,9 +132,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 			o.metrics.received.Incr(n, tp.topic)
 			o.metrics.bytes.Incr(size, tp.topic)
 		}
-		p := strconv.Itoa(int(tp.partition))
-		o.metrics.offset.Set(po.next, tp.topic, p)
-		o.metrics.lag.Set(max(0, fp.HighWatermark-po.next), tp.topic, p)
+		o.metrics.parts.position(tp, po.next, max(0, fp.HighWatermark-po.next))
 	})
 	if len(pause) > 0 && !o.stopped {
 		o.eachClient(pause, func(cl *kgo.Client, m map[string][]int32) { cl.PauseFetchPartitions(m) })
@@ -163,14 +160,10 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 			if st != nil {
 				st.marks.release = done
 			} else {
-				for _, tp := range done {
-					o.wmRemove(tp)
-				}
+				o.wmRemoveAll(done)
 			}
 		}
-		if !o.stopped {
-			o.eachClient(done, (*kgo.Client).RemoveConsumePartitions)
-		}
+		o.stopFetching(done)
 		o.signalProgress()
 	}
 	return b
@@ -185,7 +178,7 @@ func (o *owner) dataLoss(e *kgo.ErrDataLoss) {
 		o.offsetReset(tp, e.ConsumedTo, e.ResetTo)
 		return
 	}
-	o.metrics.offsetResets.Incr(1, e.Topic, strconv.Itoa(int(e.Partition)))
+	o.metrics.parts.offsetReset(tp)
 	o.log.Errorf("kafka_source: topic %s partition %d: %v; reading on from offset %d (%s: %s)",
 		e.Topic, e.Partition, e, e.ResetTo, fieldCommittedFallback, o.conf.CommittedFallback)
 }
@@ -194,19 +187,15 @@ func (o *owner) dataLoss(e *kgo.ErrDataLoss) {
 // they are no longer in the log, counts it, and moves the partition's
 // position to to, so that commits and stop_at follow.
 func (o *owner) offsetReset(tp topicPartition, from, to int64) {
-	o.metrics.offsetResets.Incr(1, tp.topic, strconv.Itoa(int(tp.partition)))
+	o.metrics.parts.offsetReset(tp)
 	o.log.Errorf("kafka_source: topic %s partition %d: offsets %d to %d are no longer in the log (deleted by retention?); "+
 		"%d records skipped, reading on from offset %d (%s: %s)", tp.topic, tp.partition, from, to-1,
 		to-from, to, fieldCommittedFallback, o.conf.CommittedFallback)
 	o.tracker.skipped(tp, to-1)
 	if done := o.tracker.takeFinished(); len(done) > 0 {
 		o.progressFinished(done)
-		for _, tp := range done {
-			o.wmRemove(tp)
-		}
-		if !o.stopped {
-			o.eachClient(done, (*kgo.Client).RemoveConsumePartitions)
-		}
+		o.wmRemoveAll(done)
+		o.stopFetching(done)
 		o.signalProgress()
 	}
 }

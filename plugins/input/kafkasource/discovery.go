@@ -138,10 +138,11 @@ func (o *owner) releaseGone(tps []topicPartition) {
 	byTopic := map[string][]int32{}
 	for _, tp := range tps {
 		o.tracker.removePartition(tp)
-		o.wmRemove(tp)
+		o.metrics.parts.remove(tp)
 		delete(o.readerOf, tp)
 		byTopic[tp.topic] = append(byTopic[tp.topic], tp.partition)
 	}
+	o.wmRemoveAll(tps)
 	for t, ps := range byTopic {
 		o.log.Infof("kafka_source: released topic %s partitions %v: the topic was deleted or is no longer subscribed", t, ps)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -175,38 +176,49 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 	// reset_offsets applies when the process starts, not when a session of
 	// it reconnects (resume then holds its positions).
 	reset := c.ResetOffsets && resume == nil
-	var committed kadm.OffsetResponses
+	// The listings are independent: they run side by side, so that
+	// start-up takes one round trip of the slowest, not the sum (each
+	// covers every partition: 10,000 of them take a while).
+	var (
+		committed                             kadm.OffsetResponses
+		starts, ends, latest, startTs, stopTs kadm.ListedOffsets
+		listErrs                              [6]error
+		wg                                    sync.WaitGroup
+	)
+	list := func(i int, f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			listErrs[i] = f()
+		}()
+	}
 	if c.ConsumerGroup != "" {
 		// Without a group nothing was committed: start_from places every
 		// partition.
-		if committed, err = fetchCommitted(ctx, adm, c.ConsumerGroup); err != nil {
-			return nil, err
-		}
+		list(0, func() (err error) { committed, err = fetchCommitted(ctx, adm, c.ConsumerGroup); return err })
 	}
-	starts, err := listOffsets(ctx, "start", adm.ListStartOffsets, topics)
-	if err != nil {
-		return nil, err
-	}
-	ends, err := listOffsets(ctx, "end", adm.ListEndOffsets, topics)
-	if err != nil {
-		return nil, err
-	}
-	latest := ends
+	list(1, func() (err error) { starts, err = listOffsets(ctx, "start", adm.ListStartOffsets, topics); return err })
+	list(2, func() (err error) { ends, err = listOffsets(ctx, "end", adm.ListEndOffsets, topics); return err })
 	if c.IsolationLevel == ReadCommitted {
-		if latest, err = listOffsets(ctx, "last stable", adm.ListCommittedOffsets, topics); err != nil {
-			return nil, err
-		}
+		list(3, func() (err error) {
+			latest, err = listOffsets(ctx, "last stable", adm.ListCommittedOffsets, topics)
+			return err
+		})
 	}
-	var startTs, stopTs kadm.ListedOffsets
 	if c.StartFrom == StartTimestamp {
-		if startTs, err = listOffsetsAfter(ctx, adm, c.StartTimestamp, topics); err != nil {
-			return nil, err
-		}
+		list(4, func() (err error) { startTs, err = listOffsetsAfter(ctx, adm, c.StartTimestamp, topics); return err })
 	}
 	if c.StopAt == StopTimestamp && stops == nil {
-		if stopTs, err = listOffsetsAfter(ctx, adm, c.StopTimestamp, topics); err != nil {
+		list(5, func() (err error) { stopTs, err = listOffsetsAfter(ctx, adm, c.StopTimestamp, topics); return err })
+	}
+	wg.Wait()
+	for _, err := range listErrs {
+		if err != nil {
 			return nil, err
 		}
+	}
+	if c.IsolationLevel != ReadCommitted {
+		latest = ends
 	}
 
 	var errs []error
@@ -278,18 +290,21 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 // move at warn level. The splits then count as committed at their start.
 // Partitions without a committed offset have nothing to reset.
 func resetOffsets(ctx context.Context, adm *kadm.Client, c Config, splits []split, log *service.Logger) error {
-	moved := make(kadm.Offsets)
+	pos := map[topicPartition]int64{}
 	for _, sp := range splits {
 		if sp.committed >= 0 && sp.start != sp.committed {
-			moved.Add(kadm.Offset{Topic: sp.tp.topic, Partition: sp.tp.partition, At: sp.start, LeaderEpoch: -1})
+			pos[sp.tp] = sp.start
 		}
 	}
+	moved := positionOffsets(pos)
 	if len(moved) == 0 {
 		log.Warnf("kafka_source: %s: consumer group %q has no committed offset that %s: %s moves; nothing was reset. "+
 			"Remove %s: it applies at every start", fieldResetOffsets, c.ConsumerGroup, fieldStartFrom, c.StartFrom, fieldResetOffsets)
 		return nil
 	}
-	resp, err := adm.CommitOffsets(ctx, c.ConsumerGroup, moved)
+	resp, err := commitChunked(ctx, c.ConsumerGroup, pos, func(ctx context.Context, pos map[topicPartition]int64) (kadm.OffsetResponses, error) {
+		return adm.CommitOffsets(ctx, c.ConsumerGroup, positionOffsets(pos))
+	})
 	if err == nil {
 		err = resp.Error()
 	}
@@ -305,7 +320,7 @@ func resetOffsets(ctx context.Context, adm *kadm.Client, c Config, splits []spli
 		}
 	}
 	log.Warnf("kafka_source: %s: moved %d partitions of consumer group %q; remove %s now: it applies at every start, "+
-		"and the next start would read them again", fieldResetOffsets, len(moved), c.ConsumerGroup, fieldResetOffsets)
+		"and the next start would read them again", fieldResetOffsets, len(pos), c.ConsumerGroup, fieldResetOffsets)
 	return nil
 }
 

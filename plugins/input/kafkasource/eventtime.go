@@ -2,7 +2,6 @@ package kafkasource
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +38,6 @@ type wmStamp struct {
 type wmMetrics struct {
 	watermark    *service.MetricGauge
 	watermarkLag *service.MetricGauge
-	partitionWM  *service.MetricGauge
 	eventLag     *service.MetricGauge
 	idle         *service.MetricGauge
 	alignPaused  *service.MetricGauge
@@ -51,7 +49,6 @@ func newWMMetrics(m *service.Metrics) wmMetrics {
 	return wmMetrics{
 		watermark:    m.NewGauge("kafka_source_watermark_ms"),
 		watermarkLag: m.NewGauge("kafka_source_watermark_lag_ms"),
-		partitionWM:  m.NewGauge("kafka_source_partition_watermark_ms", "topic", "partition"),
 		eventLag:     m.NewGauge("kafka_source_event_time_lag_ms"),
 		idle:         m.NewGauge("kafka_source_idle_partitions"),
 		alignPaused:  m.NewGauge("kafka_source_alignment_paused_partitions"),
@@ -206,18 +203,24 @@ func (o *owner) wmAdd(tp topicPartition) {
 	w.parts[tp] = p
 }
 
-// wmRemove stops tracking tp's watermark (on revocation, release or when it
-// reached its stop offset): it no longer holds the watermark back.
-func (o *owner) wmRemove(tp topicPartition) {
+// wmRemoveAll stops tracking the watermarks of tps (on revocation, release
+// or when they reached their stop offset): they no longer hold the
+// watermark back. The tracker copies its partition list once for all of
+// them.
+func (o *owner) wmRemoveAll(tps []topicPartition) {
 	w := o.wm
-	if w == nil {
+	if w == nil || len(tps) == 0 {
 		return
 	}
-	if p := w.parts[tp]; p != nil {
-		delete(w.parts, tp)
-		w.tracker.Remove(p)
+	ps := make([]*watermark.Partition, 0, len(tps))
+	for _, tp := range tps {
+		if p := w.parts[tp]; p != nil {
+			delete(w.parts, tp)
+			ps = append(ps, p)
+		}
+		delete(w.alignPaused, tp)
 	}
-	delete(w.alignPaused, tp)
+	w.tracker.RemoveAll(ps...)
 }
 
 // wmResumeRemoved resumes fetching tp on cl if alignment paused it, before
@@ -249,9 +252,7 @@ func (o *owner) watermarkTick() {
 	w.metrics.watermark.Set(wm)
 	w.metrics.watermarkLag.Set(now - max(wm, 0))
 	w.partStats = w.tracker.AppendPartitionStats(w.partStats[:0])
-	for _, p := range w.partStats {
-		w.metrics.partitionWM.Set(p.Watermark, p.Topic, strconv.Itoa(int(p.Partition)))
-	}
+	o.metrics.parts.watermarks(w.partStats)
 	if et := w.lastEventTime; et != watermark.NoWatermark {
 		w.metrics.eventLag.Set(now - et)
 	}
@@ -328,8 +329,8 @@ func (o *owner) align() {
 			continue
 		}
 		delete(w.alignPaused, tp)
-		if o.tracker.limitPaused(tp) {
-			continue // still paused for checkpoint_limit
+		if o.tracker.limitPaused(tp) || o.tracker.done(tp) {
+			continue // still paused for checkpoint_limit, or finished (stopFetching)
 		}
 		rs = append(rs, tp)
 	}
@@ -375,9 +376,7 @@ func (o *owner) stampDelivery(b *fetchedBatch, m *batchMarks, times []int64, ok 
 			w.lastEventTime = et
 		}
 	}
-	for _, tp := range release {
-		o.wmRemove(tp)
-	}
+	o.wmRemoveAll(release)
 	return m.stamps, m.final
 }
 

@@ -45,6 +45,11 @@ type offsetTracker struct {
 	// finished lists partitions that reached their stop offset since the
 	// last takeFinished.
 	finished []topicPartition
+	// undone counts the partitions of parts not done, busy those with
+	// records unacknowledged or held: allFinished and drained, asked for
+	// every batch of a bounded read, answer from them without a scan of
+	// every partition.
+	undone, busy int
 }
 
 // partitionOffsets is the checkpoint state of one partition.
@@ -105,9 +110,13 @@ func newOffsetTracker(limit int) *offsetTracker {
 // offset for it, or -1 if none. It returns true when the partition is
 // finished already (start at or past stop): nothing is to be fetched.
 func (t *offsetTracker) addPartition(tp topicPartition, start, committed, stop int64) (finished bool) {
+	t.removePartition(tp)
 	po := &partitionOffsets{next: start, committed: committed, stop: stop}
 	po.done = stop != noStop && start >= stop
 	t.parts[tp] = po
+	if !po.done {
+		t.undone++
+	}
 	return po.done
 }
 
@@ -141,12 +150,13 @@ func (t *offsetTracker) limitPaused(tp topicPartition) bool {
 // allFinished reports whether every partition reached its stop offset (a
 // bounded read has fetched everything). False with no partitions.
 func (t *offsetTracker) allFinished() bool {
-	for _, po := range t.parts {
-		if !po.done {
-			return false
-		}
-	}
-	return len(t.parts) > 0
+	return len(t.parts) > 0 && t.undone == 0
+}
+
+// done reports whether tp reached its stop offset.
+func (t *offsetTracker) done(tp topicPartition) bool {
+	po := t.parts[tp]
+	return po != nil && po.done
 }
 
 // has reports whether tp is tracked.
@@ -162,7 +172,32 @@ func (t *offsetTracker) partitions() []topicPartition {
 // removePartition stops tracking tp: acknowledgements of its records are
 // ignored and its offset is no longer committed.
 func (t *offsetTracker) removePartition(tp topicPartition) {
+	po := t.parts[tp]
+	if po == nil {
+		return
+	}
+	if !po.done {
+		t.undone--
+	}
+	if po.busy() {
+		t.busy--
+	}
 	delete(t.parts, tp)
+}
+
+// busy reports whether some of the partition's records are unacknowledged
+// or held.
+func (po *partitionOffsets) busy() bool { return po.unacked > 0 || len(po.held) > 0 }
+
+// noteBusy updates the busy count after a change to po, which was busy
+// before it if was.
+func (t *offsetTracker) noteBusy(po *partitionOffsets, was bool) {
+	switch now := po.busy(); {
+	case now && !was:
+		t.busy++
+	case was && !now:
+		t.busy--
+	}
 }
 
 // wanted reports whether a fetched record of tp at offset is to be
@@ -209,6 +244,7 @@ func (t *offsetTracker) skippedIn(tp topicPartition, po *partitionOffsets, offse
 func (t *offsetTracker) checkDone(tp topicPartition, po *partitionOffsets) {
 	if !po.done && po.stop != noStop && po.next >= po.stop {
 		po.done = true
+		t.undone--
 		t.finished = append(t.finished, tp)
 	}
 }
@@ -226,11 +262,11 @@ func (t *offsetTracker) takeFinished() []topicPartition {
 // that each commit position was committed. With no stop offsets it is
 // always false.
 func (t *offsetTracker) drained() (drained, committed bool) {
+	if t.undone > 0 || t.busy > 0 {
+		return false, false
+	}
 	committed = true
 	for _, po := range t.parts {
-		if !po.done || po.unacked > 0 || len(po.held) > 0 {
-			return false, false
-		}
 		if po.commitPosition() != po.committed {
 			committed = false
 		}
@@ -259,7 +295,9 @@ func (t *offsetTracker) fetchedOne(p position) (pause bool) {
 
 // fetchedIn is fetchedOne for tp's state po.
 func (t *offsetTracker) fetchedIn(tp topicPartition, po *partitionOffsets, offset int64) (pause bool) {
+	was := po.busy()
 	po.add(offset)
+	t.noteBusy(po, was)
 	t.checkDone(tp, po)
 	if !po.paused && po.unacked >= t.limit {
 		po.paused, po.pausedAt, po.stallWarned = true, t.now(), false
@@ -288,10 +326,15 @@ func (t *offsetTracker) acked(ps []position) (resume []topicPartition) {
 		if po == nil {
 			continue
 		}
+		was := po.busy()
 		po.ackRun(run)
+		t.noteBusy(po, was)
 		if po.paused && po.unacked < t.limit {
 			po.paused = false
-			resume = append(resume, tp)
+			if !po.done {
+				// A finished partition stays paused (stopFetching).
+				resume = append(resume, tp)
+			}
 		}
 	}
 	return resume
@@ -498,7 +541,9 @@ func (t *offsetTracker) hold(id holdID, low map[topicPartition]int64) (notTracke
 	}
 	for tp, off := range low {
 		po := t.parts[tp]
+		was := po.busy()
 		po.held = append(po.held, heldOffset{id: id, offset: off})
+		t.noteBusy(po, was)
 	}
 	return nil
 }
@@ -509,13 +554,17 @@ func (t *offsetTracker) hold(id holdID, low map[topicPartition]int64) (notTracke
 func (t *offsetTracker) release(ids []holdID, tps []topicPartition) {
 	if tps == nil {
 		for _, po := range t.parts {
+			was := po.busy()
 			po.release(ids)
+			t.noteBusy(po, was)
 		}
 		return
 	}
 	for _, tp := range tps {
 		if po := t.parts[tp]; po != nil {
+			was := po.busy()
 			po.release(ids)
+			t.noteBusy(po, was)
 		}
 	}
 }

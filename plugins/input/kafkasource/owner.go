@@ -117,12 +117,16 @@ type owner struct {
 	budget byteBudget
 
 	commits   commitState
+	finished  finishState
 	discovery discoveryState
 	quiet     quietState
 	// progress is a bounded read's progress (progress.go).
 	progress progressState
 	// revokes are revocations waiting for their records in flight.
 	revokes []*pendingRevoke
+	// manyLogged: setReaderSplits said that partition_metrics: topic
+	// exists.
+	manyLogged bool
 
 	timers struct {
 		commit, discovery, quiet, emit, align *time.Ticker
@@ -312,7 +316,8 @@ func (o *owner) eachClient(tps []topicPartition, f func(*kgo.Client, map[string]
 	}
 }
 
-// setReaderSplits publishes how many partitions each reader has.
+// setReaderSplits publishes how many partitions each reader has, and says
+// once when they are many for per-partition metrics.
 func (o *owner) setReaderSplits() {
 	n := make([]int64, o.conf.Readers)
 	for _, r := range o.readerOf {
@@ -321,6 +326,24 @@ func (o *owner) setReaderSplits() {
 	for r, c := range n {
 		o.metrics.readerSplits.Set(c, strconv.Itoa(r))
 	}
+	if len(o.readerOf) > manyPartitions && o.conf.PartitionMetrics == PartitionMetricsPartition && !o.manyLogged {
+		o.manyLogged = true
+		o.log.Infof("kafka_source: reading %d partitions with %s: %s, each with its own series of %d metrics; "+
+			"set %s: %s for one series per topic (sums and minimums over its partitions)",
+			len(o.readerOf), fieldPartitionMetrics, PartitionMetricsPartition, seriesPerPartition(o.conf), fieldPartitionMetrics, PartitionMetricsTopic)
+	}
+}
+
+// seriesPerPartition is how many series each partition gets with
+// per-partition metrics: lag, offset, committed offset, unacknowledged
+// records, and a watermark with one; the error counters only once they
+// count.
+func seriesPerPartition(c Config) int {
+	n := 4
+	if c.Watermark.Enabled {
+		n++
+	}
+	return n
 }
 
 func (o *owner) signalProgress() { signal(o.sess.progress) }

@@ -133,15 +133,10 @@ func (o *owner) progressFinished(done []topicPartition) {
 	if p.finished == nil {
 		p.finished = map[topicPartition]bool{}
 	}
-	n, finished := 0, 0
-	for _, po := range o.tracker.parts {
-		if po.stop != noStop {
-			n++
-			if po.done {
-				finished++
-			}
-		}
-	}
+	// Every split of a bounded read has a stop offset: the tracker's
+	// counts answer without a scan of every split at each poll.
+	n := len(o.tracker.parts)
+	finished := n - o.tracker.undone
 	logf := o.splitLog(n)
 	for _, tp := range done {
 		if p.finished[tp] {

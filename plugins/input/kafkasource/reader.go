@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -254,7 +253,7 @@ func (r *reader) run(ctx context.Context) {
 
 // fetchFailed counts a failed fetch of a partition.
 func (r *reader) fetchFailed(topic string, partition int32) {
-	r.sess.metrics.fetchErrors.Incr(1, topic, strconv.Itoa(int(partition)))
+	r.sess.metrics.parts.fetchError(topicPartition{topic: topic, partition: partition})
 }
 
 func (r *reader) send(ctx context.Context, res fetchResult) bool {

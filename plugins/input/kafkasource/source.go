@@ -45,33 +45,26 @@ type sourceMetrics struct {
 	redelivered    *service.MetricCounter
 	commits        *service.MetricCounter
 	commitFailures *service.MetricCounter
-	unacked        *service.MetricGauge
 	unackedBytes   *service.MetricGauge
-	lag            *service.MetricGauge
-	offset         *service.MetricGauge
-	committed      *service.MetricGauge
+	commitLatency  *service.MetricTimer
 	readerSplits   *service.MetricGauge
-	fetchErrors    *service.MetricCounter
-	offsetResets   *service.MetricCounter
-	wm             wmMetrics
-	progress       progressMetrics
+	// parts are the metrics of single partitions (partmetrics.go).
+	parts    partitionMetrics
+	wm       wmMetrics
+	progress progressMetrics
 }
 
-func newSourceMetrics(m *service.Metrics) sourceMetrics {
+func newSourceMetrics(m *service.Metrics, mode PartitionMetrics) sourceMetrics {
 	return sourceMetrics{
 		received:       m.NewCounter("kafka_source_records_received", "topic"),
 		bytes:          m.NewCounter("kafka_source_bytes_received", "topic"),
 		redelivered:    m.NewCounter("kafka_source_records_redelivered", "topic"),
 		commits:        m.NewCounter("kafka_source_commits", "topic"),
 		commitFailures: m.NewCounter("kafka_source_commit_failures", "topic"),
-		unacked:        m.NewGauge("kafka_source_unacked_records", "topic", "partition"),
 		unackedBytes:   m.NewGauge("kafka_source_unacked_bytes"),
-		lag:            m.NewGauge("kafka_source_lag", "topic", "partition"),
-		offset:         m.NewGauge("kafka_source_offset", "topic", "partition"),
-		committed:      m.NewGauge("kafka_source_committed_offset", "topic", "partition"),
+		commitLatency:  m.NewTimer("kafka_source_commit_latency_ns"),
 		readerSplits:   m.NewGauge("kafka_source_reader_partitions", "reader"),
-		fetchErrors:    m.NewCounter("kafka_source_fetch_errors", "topic", "partition"),
-		offsetResets:   m.NewCounter("kafka_source_offset_resets", "topic", "partition"),
+		parts:          newPartitionMetrics(m, mode),
 		wm:             newWMMetrics(m),
 		progress:       newProgressMetrics(m),
 	}
@@ -119,7 +112,7 @@ func newSource(conf Config, mgr *service.Resources) *source {
 		conf:    conf,
 		conn:    kafkaconn.NewConnector(conf.Conn),
 		log:     mgr.Logger(),
-		metrics: newSourceMetrics(mgr.Metrics()),
+		metrics: newSourceMetrics(mgr.Metrics(), conf.PartitionMetrics),
 		halt:    halt.For(mgr),
 		rows:    newTableRows(conf, mgr),
 		// The bound is part of the process's memory limit

@@ -47,6 +47,7 @@ const (
 	fieldAssignment        = "assignment"
 	fieldSessionTimeout    = "group_session_timeout"
 	fieldGroupProtocol     = "group_protocol"
+	fieldPartitionMetrics  = "partition_metrics"
 
 	fieldFetchMinBytes          = "fetch_min_bytes"
 	fieldFetchMaxBytes          = "fetch_max_bytes"
@@ -71,6 +72,7 @@ const (
 	defaultDiscoveryInterval = "5m"
 	defaultAssignment        = AssignmentEnumerator
 	defaultSessionTimeout    = "45s"
+	defaultPartitionMetrics  = PartitionMetricsPartition
 
 	defaultFetchMinBytes          = 1
 	defaultFetchMaxBytes          = 50 << 20
@@ -268,9 +270,23 @@ fire. Flink behaves the same. When the watermark has not advanced for `+"`waterm
 without a record for as long hold it below others, the input warns once (again only after the watermark advanced), naming
 those partitions and `+"`idle_timeout`"+`, and `+"`kafka_source_watermark_held_partitions`"+` counts them.
 
+### Many partitions
+
+One process reads 10,000 partitions (100 topics by `+"`topic_pattern`"+`) in either `+"`assignment`"+` (docs/benchmarks.md,
+"10,000 partitions on one process", on a loaded 2-core box): start-up takes 1.3-2.2s (0.3s for a group member), a quiet
+partition costs about 10 KiB of memory (18 KiB with per-partition metrics), and a catch-up read runs at half the rate of
+the same records over 8 partitions, waiting on the broker's fetches. Offset commits go in requests of at most 512 KiB
+of offset records (3 for 10,000 partitions; one request would be over the broker's `+"`message.max.bytes`"+`); each round of
+partition discovery (`+"`discovery_interval`"+`, Flink's `+"`scan.topic-partition-discovery.interval`"+`) lists every topic's
+metadata, 260 KiB at 10,000 partitions. What bounds more is the broker, which keeps one open file per partition (give it
+an open-file limit well above its partitions), and the per-partition metrics: with `+"`partition_metrics: partition`"+` (the
+default) a scrape of 10,000 partitions is 2 MiB, so use `+"`partition_metrics: topic`"+` there.
+
 ### Metrics
 
-Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
+Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed. With `+"`partition_metrics: topic`"+` the metrics listed with a
+`+"`partition`"+` label carry only `+"`topic`"+`: gauges are summed over the topic's partitions (the partition watermark is their
+minimum), counters count per topic.
 
 - `+"`kafka_source_records_received`"+` / `+"`kafka_source_bytes_received`"+` (counters, `+"`topic`"+`): records fetched and their key, value and header bytes.
 - `+"`kafka_source_records_redelivered`"+` (counter, `+"`topic`"+`): records delivered again after a nack.
@@ -278,6 +294,9 @@ Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed.
 - `+"`kafka_source_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the next offset to fetch.
 - `+"`kafka_source_committed_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the last offset committed to the group.
 - `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, `+"`topic`"+`): partition offsets committed or refused.
+- `+"`kafka_source_commit_latency_ns`"+` (timer): how long each offset commit of the input's own took (periodic, final, end of a
+  bounded read, a group member's release), from taking the positions to the broker's last answer; the partitions that moved
+  go in requests of at most 512 KiB of offset records.
 - `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
 - `+"`kafka_source_unacked_bytes`"+` (gauge): what the records fetched and not yet acknowledged weigh against `+"`max_unacknowledged_bytes`"+` (payload plus 768 bytes each), over all partitions; fetching pauses while it is at the bound.
 - `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
@@ -577,6 +596,19 @@ With a watermark:
 					"Flink option: the `METADATA FROM` columns of the table.").
 				Default(metaKeyNames(metaDefault)).
 				Example([]string{"kafka_key", "kafka_topic", "kafka_partition", "kafka_offset"}).
+				Advanced(),
+			service.NewStringEnumField(fieldPartitionMetrics, string(PartitionMetricsPartition), string(PartitionMetricsTopic)).
+				Description("Labels of the per-partition metrics (`kafka_source_lag`, `kafka_source_offset`, "+
+					"`kafka_source_committed_offset`, `kafka_source_unacked_records`, `kafka_source_fetch_errors`, "+
+					"`kafka_source_offset_resets`, `kafka_source_partition_watermark_ms`). `partition`: one series per partition, "+
+					"labels `topic` and `partition`. `topic`: one series per topic, label `topic` only: each gauge is the sum over "+
+					"the topic's partitions that this process reads (the partition watermark: their minimum), each counter counts "+
+					"per topic; a query that sums (or takes the minimum) by topic gives the same answer in both. With thousands of "+
+					"partitions per process, per-partition series make each scrape megabytes long (see Metrics); the input logs "+
+					"this at start-up past 1,000 partitions. Default `partition`. Flink has no such switch: its per-partition "+
+					"`currentOffset` / `committedOffset` gauges are always registered, and `register.consumer.metrics` only "+
+					"switches the Kafka client's own metrics.").
+				Default(string(defaultPartitionMetrics)).
 				Advanced(),
 		).
 		Fields(tableFields()...).

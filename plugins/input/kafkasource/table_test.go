@@ -513,7 +513,7 @@ func BenchmarkTableRows(b *testing.B) {
 			Value: fmt.Appendf(nil, `{"id":%d,"name":"user-%d"}`, i, i), Timestamp: baseTime.Add(time.Duration(i) * time.Millisecond)}
 	}
 	res := service.MockResources()
-	sess := newSession(c, res.Logger(), newSourceMetrics(res.Metrics()))
+	sess := newSession(c, res.Logger(), newSourceMetrics(res.Metrics(), PartitionMetricsPartition))
 	sess.build.rows = newTableRows(c, res)
 	fb := newFetchedBatch(recs, lags, &sess.build)
 	ctx := context.Background()

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
@@ -140,9 +139,10 @@ type committedReq struct {
 
 func (r committedReq) handle(o *owner) {
 	for tp, off := range r.offsets {
-		o.tracker.markCommitted(topicPartition{topic: tp.Topic, partition: tp.Partition}, off)
+		p := topicPartition{topic: tp.Topic, partition: tp.Partition}
+		o.tracker.markCommitted(p, off)
 		o.metrics.commits.Incr(1, tp.Topic)
-		o.metrics.committed.Set(off, tp.Topic, strconv.Itoa(int(tp.Partition)))
+		o.metrics.parts.committed(p, off)
 	}
 	if r.release != nil {
 		o.tracker.release(r.release, nil)

@@ -616,7 +616,7 @@ func BenchmarkWatermarkStamp(b *testing.B) {
 			conf := Config{CheckpointLimit: 1, Readers: 1}
 			conf.Watermark.Enabled = on
 			conf.Watermark.Tracker.MaxOutOfOrderness = 5 * time.Second
-			sess := newSession(conf, res.Logger(), newSourceMetrics(res.Metrics()))
+			sess := newSession(conf, res.Logger(), newSourceMetrics(res.Metrics(), PartitionMetricsPartition))
 			o := newOwner(sess, nil, nil)
 			fb := newFetchedBatch(recs, lags, &messageBuilder{meta: metaDefault | sess.build.meta})
 			var parts []*watermark.Partition
