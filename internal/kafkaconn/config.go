@@ -54,6 +54,10 @@ type Config struct {
 	MetadataMaxAge  time.Duration
 	RequestTimeout  time.Duration
 	ConnIdleTimeout time.Duration
+	// ClientLogLevel is the level from which the client's own log lines
+	// are written to clientLog (LogClientTo); LogLevelNone: none.
+	ClientLogLevel kgo.LogLevel
+	clientLog      *service.Logger
 	// origin names where the TLS and SASL settings came from, for the
 	// error of a refused login or handshake: the YAML fields, or a
 	// table's properties.
@@ -101,6 +105,7 @@ func FromParsedTable(conf *service.ParsedConfig, tc TableConn) (Config, error) {
 			}
 		}
 	}
+	c.ClientLogLevel = y.clientLogLevel
 	errs = append(errs, tc.apply(&c, y)...)
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
@@ -127,6 +132,7 @@ type yamlConn struct {
 	metadataMaxAge       time.Duration
 	requestTimeout       time.Duration
 	connIdleTimeout      time.Duration
+	clientLogLevel       kgo.LogLevel
 }
 
 // readYAML reads the connection fields, reporting every problem.
@@ -217,6 +223,12 @@ func readYAML(conf *service.ParsedConfig) (yamlConn, []error) {
 	y.metadataMaxAge = duration(FieldMetadataMaxAge, DefaultMetadataMaxAge)
 	y.requestTimeout = duration(FieldRequestTimeout, DefaultRequestTimeout)
 	y.connIdleTimeout = duration(FieldConnIdleTimeout, DefaultConnIdleTimeout)
+	if conf.Contains(FieldClientLogLevel) {
+		lvl, err := conf.FieldString(FieldClientLogLevel)
+		keep(err)
+		y.clientLogLevel, err = parseClientLogLevel(lvl)
+		keep(err)
+	}
 	return y, errs
 }
 
@@ -296,6 +308,9 @@ func (c Config) Opts() []kgo.Opt {
 	}
 	if m := c.SASL.saslMechanism(); m != nil {
 		opts = append(opts, kgo.SASL(m))
+	}
+	if c.ClientLogLevel != kgo.LogLevelNone && c.clientLog != nil {
+		opts = append(opts, kgo.WithLogger(clientLogger{level: c.ClientLogLevel, log: c.clientLog}))
 	}
 	return opts
 }

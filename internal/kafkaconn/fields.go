@@ -22,6 +22,7 @@ const (
 	FieldMetadataMaxAge  = "metadata_max_age"
 	FieldRequestTimeout  = "request_timeout_overhead"
 	FieldConnIdleTimeout = "conn_idle_timeout"
+	FieldClientLogLevel  = "client_log_level"
 
 	FieldTrustStore        = "tls_truststore"
 	FieldKeyStore          = "tls_keystore"
@@ -168,6 +169,14 @@ func Fields() []*service.ConfigField {
 			Description("Idle time after which a broker connection is closed (Go duration). Default `20s`. " +
 				"Flink option: `properties.connections.max.idle.ms`.").
 			Default(DefaultConnIdleTimeout).
+			Advanced(),
+		service.NewStringEnumField(FieldClientLogLevel, ClientLogNone, ClientLogError, ClientLogWarn, ClientLogInfo, ClientLogDebug).
+			Description("Writes the Kafka client's own log lines (franz-go: connections, metadata, fetch sessions, group " +
+				"membership, transactions) at this level and above into connectd's log, prefixed `kafka client:`, each at its own " +
+				"level, so `logger.level` must let them through too (`debug` lines need `logger: {level: DEBUG}`). For diagnosing " +
+				"connection, rebalance and transaction problems; `debug` is verbose (several lines per request). Default `none`. " +
+				"Flink option: none (in Flink, the log4j logger `org.apache.kafka` set to DEBUG).").
+			Default(ClientLogNone).
 			Advanced(),
 	}
 }

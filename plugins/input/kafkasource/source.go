@@ -110,7 +110,7 @@ var _ service.BatchInput = (*source)(nil)
 func newSource(conf Config, mgr *service.Resources) *source {
 	return &source{
 		conf:    conf,
-		conn:    kafkaconn.NewConnector(conf.Conn),
+		conn:    kafkaconn.NewConnector(conf.Conn.LogClientTo(mgr.Logger())),
 		log:     mgr.Logger(),
 		metrics: newSourceMetrics(mgr.Metrics(), conf.PartitionMetrics),
 		halt:    halt.For(mgr),

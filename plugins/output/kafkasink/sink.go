@@ -148,7 +148,7 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 	s := &Sink{
 		cfg:             cfg,
 		records:         newRecordBuilder(cfg),
-		conn:            kafkaconn.NewConnector(cfg.Conn),
+		conn:            kafkaconn.NewConnector(cfg.Conn.LogClientTo(mgr.Logger())),
 		log:             mgr.Logger(),
 		m:               newMetrics(mgr.Metrics()),
 		checkPartitions: cfg.Partitioner == PartitionerManual || cfg.Partitioner == PartitionerExpression,
