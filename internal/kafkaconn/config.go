@@ -177,27 +177,24 @@ func readYAML(conf *service.ParsedConfig) (yamlConn, []error) {
 			y.clientCerts = len(certs) > 0
 		}
 	}
+	// str reads a string field of an object field, reporting its error.
+	str := func(ns *service.ParsedConfig, field string) string {
+		v, err := ns.FieldString(field)
+		keep(err)
+		return v
+	}
 	if conf.Contains(FieldTrustStore) {
 		ns := conf.Namespace(FieldTrustStore)
-		typ, err := ns.FieldString(FieldStoreType)
-		keep(err)
-		y.trust.Type = StoreType(typ)
-		y.trust.File, err = ns.FieldString(FieldStoreFile)
-		keep(err)
-		y.trust.Password, err = ns.FieldString(FieldStorePassword)
-		keep(err)
+		y.trust.Type = StoreType(str(ns, FieldStoreType))
+		y.trust.File = str(ns, FieldStoreFile)
+		y.trust.Password = str(ns, FieldStorePassword)
 	}
 	if conf.Contains(FieldKeyStore) {
 		ns := conf.Namespace(FieldKeyStore)
-		typ, err := ns.FieldString(FieldStoreType)
-		keep(err)
-		y.key.Type = StoreType(typ)
-		y.key.File, err = ns.FieldString(FieldStoreFile)
-		keep(err)
-		y.key.Password, err = ns.FieldString(FieldStorePassword)
-		keep(err)
-		y.key.KeyPassword, err = ns.FieldString(FieldStoreKeyPassword)
-		keep(err)
+		y.key.Type = StoreType(str(ns, FieldStoreType))
+		y.key.File = str(ns, FieldStoreFile)
+		y.key.Password = str(ns, FieldStorePassword)
+		y.key.KeyPassword = str(ns, FieldStoreKeyPassword)
 	}
 	y.verifyHostname = true
 	if conf.Contains(FieldTLSVerifyHostname) {
@@ -206,15 +203,10 @@ func readYAML(conf *service.ParsedConfig) (yamlConn, []error) {
 	}
 	if conf.Contains(FieldSASL) {
 		sc := conf.Namespace(FieldSASL)
-		mech, err := sc.FieldString(FieldSASLMechanism)
-		keep(err)
-		y.sasl.Mechanism = Mechanism(mech)
-		y.sasl.Username, err = sc.FieldString(FieldSASLUsername)
-		keep(err)
-		y.sasl.Password, err = sc.FieldString(FieldSASLPassword)
-		keep(err)
-		y.sasl.Token, err = sc.FieldString(FieldSASLToken)
-		keep(err)
+		y.sasl.Mechanism = Mechanism(str(sc, FieldSASLMechanism))
+		y.sasl.Username = str(sc, FieldSASLUsername)
+		y.sasl.Password = str(sc, FieldSASLPassword)
+		y.sasl.Token = str(sc, FieldSASLToken)
 		if sc.Contains(FieldSASLExtensions) {
 			y.sasl.Extensions, err = sc.FieldStringMap(FieldSASLExtensions)
 			keep(err)
