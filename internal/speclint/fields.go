@@ -23,3 +23,17 @@ func Duration(conf *service.ParsedConfig, path ...string) (time.Duration, error)
 	}
 	return d, nil
 }
+
+// OptionalDuration is Duration for an optional field without a default:
+// absent, or empty as `connectd create` prints such a field, it is unset
+// (set false, no error).
+func OptionalDuration(conf *service.ParsedConfig, path ...string) (d time.Duration, set bool, err error) {
+	if !conf.Contains(path...) {
+		return 0, false, nil
+	}
+	if s, err := conf.FieldString(path...); err == nil && strings.TrimSpace(s) == "" {
+		return 0, false, nil
+	}
+	d, err = Duration(conf, path...)
+	return d, err == nil, err
+}

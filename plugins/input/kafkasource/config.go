@@ -304,9 +304,10 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	c.SessionTimeout = duration(fieldSessionTimeout, defaultSessionTimeout)
 	c.GroupProtocol = GroupProtocol(str(fieldGroupProtocol))
 	c.PartitionMetrics = PartitionMetrics(str(fieldPartitionMetrics))
-	// Empty, as `connectd create` prints the optional field, is unset.
-	if s, _ := conf.FieldString(fieldHeartbeatInterval); conf.Contains(fieldHeartbeatInterval) && s != "" {
-		c.HeartbeatInterval = duration(fieldHeartbeatInterval, "3s")
+	if d, set, err := speclint.OptionalDuration(conf, fieldHeartbeatInterval); set {
+		c.HeartbeatInterval = d
+	} else {
+		keep(err)
 	}
 	c.GroupInstanceID = str(fieldGroupInstanceID)
 	c.FetchMinBytes = integer(fieldFetchMinBytes)
