@@ -59,7 +59,7 @@ type WatermarkConfig struct {
 func watermarkFields() *service.ConfigField {
 	return service.NewObjectField(fieldWatermark,
 		service.NewBoolField(fieldWMEnabled).
-			Description("Turns event time and watermarks on. Default `true` (the block's presence enables them; a table with `WATERMARK FOR` enables them too).").
+			Description("Turns event time and watermarks on. Default `true` (the block's presence enables them; a table with `WATERMARK FOR` enables them too). Flink option: none; in Flink SQL a `WATERMARK FOR` clause, in the DataStream API a `WatermarkStrategy`.").
 			Optional(),
 		service.NewStringField(fieldWMColumn).
 			Description("With a `table`: the column of the decoded row that holds the event time (a TIMESTAMP or TIMESTAMP_LTZ, or integer "+
