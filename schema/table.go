@@ -158,7 +158,10 @@ func (t *Table) Validate() error {
 		case Metadata:
 			kinds, ok := kafkaMetadata[c.MetadataKey]
 			if !ok {
-				add("table %s: column %s: unknown metadata key %q (want one of %s)", t.Name, c.Name, c.MetadataKey, strings.Join(metadataKeys(), ", "))
+				kinds, ok = t.formatMetadataKinds(c.MetadataKey)
+			}
+			if !ok {
+				add("table %s: column %s: unknown metadata key %q (want one of %s)", t.Name, c.Name, c.MetadataKey, strings.Join(append(metadataKeys(), t.formatMetadataKeys()...), ", "))
 			} else if c.Type != nil && !kindIn(c.Type.Kind, kinds) {
 				add("table %s: column %s: metadata %q cannot be declared as %s", t.Name, c.Name, c.MetadataKey, c.Type)
 			}
@@ -206,6 +209,7 @@ func (t *Table) Validate() error {
 		}
 	}
 	errs = append(errs, t.validateOptions()...)
+	errs = append(errs, t.validateChangelog()...)
 	return errors.Join(errs...)
 }
 

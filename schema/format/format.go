@@ -1,6 +1,7 @@
 // Package format turns record bytes into typed rows of a table and back, by
-// format name: json, csv, raw, avro and avro-confluent (packages below this
-// one). Rows hold the Go values documented in package schema.
+// format name: json, csv, raw, avro and avro-confluent, and the changelog
+// formats debezium-json, canal-json, maxwell-json and ogg-json (packages
+// below this one). Rows hold the Go values documented in package schema.
 package format
 
 import (
@@ -12,8 +13,13 @@ import (
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/format/avro"
 	"github.com/connectd/connectd/schema/format/avroconfluent"
+	"github.com/connectd/connectd/schema/format/canal"
+	"github.com/connectd/connectd/schema/format/changelog"
 	"github.com/connectd/connectd/schema/format/csv"
+	"github.com/connectd/connectd/schema/format/debezium"
 	"github.com/connectd/connectd/schema/format/json"
+	"github.com/connectd/connectd/schema/format/maxwell"
+	"github.com/connectd/connectd/schema/format/ogg"
 	"github.com/connectd/connectd/schema/format/raw"
 )
 
@@ -59,6 +65,25 @@ type RecordCodec interface {
 	EncodeRecord(ctx context.Context, row map[string]any, rec Record) ([]byte, error)
 }
 
+// ChangelogCodec is a Codec of a changelog format (schema.IsChangelogFormat):
+// a record holds zero or more rows, each with its change kind, as Flink's
+// CDC formats read them. Decode returns the last row of a record (the
+// after image of an update) and Encode writes an insert; the table paths
+// (table_decode, table_encode, kafka_source, kafka_sink) use these methods
+// instead.
+type ChangelogCodec interface {
+	Codec
+	// DecodeChanges returns the rows of a record in order (an update's
+	// update-before first); none for a record the format skips (a
+	// tombstone, a DDL event, a filtered table, `ignore-parse-errors`).
+	DecodeChanges(data []byte) ([]changelog.Change, error)
+	// EncodeChange writes one row of the given kind.
+	EncodeChange(row map[string]any, kind changelog.Kind) ([]byte, error)
+	// ReadMetadata makes DecodeChanges fill Change.Meta with the
+	// format's readable metadata (schema.FormatMetadata).
+	ReadMetadata()
+}
+
 type confluentCodec struct{ *avroconfluent.Format }
 
 func (c confluentCodec) DecodeRecord(ctx context.Context, data []byte, rec Record) (map[string]any, error) {
@@ -96,7 +121,15 @@ var factories = map[string]factory{
 	schema.FormatJSON: codec(json.ParseOptions, json.New),
 	schema.FormatCSV:  codec(csv.ParseOptions, csv.New),
 	schema.FormatRaw:  codec(raw.ParseOptions, raw.New),
+
+	schema.FormatDebeziumJSON: codec(identity, debezium.New),
+	schema.FormatCanalJSON:    codec(identity, canal.New),
+	schema.FormatMaxwellJSON:  codec(identity, maxwell.New),
+	schema.FormatOggJSON:      codec(identity, ogg.New),
 }
+
+// identity passes the options of a format whose constructor reads them.
+func identity(opts map[string]string) (map[string]string, error) { return opts, nil }
 
 // Names returns the formats that New builds.
 func Names() []string {
