@@ -15,6 +15,7 @@ import (
 	"github.com/connectd/connectd/schema/expr"
 	"github.com/connectd/connectd/schema/format"
 	"github.com/connectd/connectd/schema/format/avroconfluent"
+	"github.com/connectd/connectd/schema/format/changelog"
 )
 
 // Record is a Kafka record as Codec sees it. FromKafka makes one from a
@@ -92,6 +93,9 @@ type metaColumn struct {
 	// read gets its value from a record; what names it in errors.
 	read func(Record) any
 	what string
+	// formatKey is the value format's metadata key of a `value.*` column
+	// (`source.timestamp`); "" for the connector's metadata.
+	formatKey string
 }
 
 // Codec turns records into rows of a table and rows into records.
@@ -104,6 +108,9 @@ type Codec struct {
 	keyCols []keyColumn
 	value   format.Codec
 	valRec  format.RecordCodec
+	// changes is value as a changelog codec; nil for an insert-only
+	// value format.
+	changes format.ChangelogCodec
 	meta    []metaColumn
 	// computed is nil without computed columns.
 	computed *expr.Env
@@ -159,12 +166,20 @@ func NewCodec(t *schema.Table) (*Codec, error) {
 		}
 		c.value = v
 		c.valRec, _ = v.(format.RecordCodec)
+		c.changes, _ = v.(format.ChangelogCodec)
 	}
 	for _, col := range t.Columns {
 		switch col.Kind {
 		case schema.Metadata:
-			c.meta = append(c.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, virtual: col.Virtual,
-				read: metadataReader(col.MetadataKey), what: "metadata column " + col.Name})
+			mc := metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, virtual: col.Virtual,
+				read: metadataReader(col.MetadataKey), what: "metadata column " + col.Name}
+			if k, ok := formatMetadataKey(t, col.MetadataKey); ok {
+				mc.formatKey = k
+				if c.changes != nil {
+					c.changes.ReadMetadata()
+				}
+			}
+			c.meta = append(c.meta, mc)
 		case schema.Computed:
 			if c.computed == nil {
 				env, err := expr.NewEnv(t)
@@ -234,36 +249,23 @@ func (c *Codec) DecodeKafka(ctx context.Context, r *kgo.Record) (map[string]any,
 // columns from the value (the value wins for a column in both, as in
 // Flink), metadata columns from the record, then computed columns. An
 // upsert-kafka tombstone is a delete: the row holds the key columns, every
-// other physical column is NULL.
+// other physical column is NULL. A table whose value format is a changelog
+// format gives the row of the record's last change (DecodeChanges gives
+// them all).
 func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
+	if c.changes != nil {
+		rows, err := c.DecodeChanges(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		return rows[len(rows)-1].Row, nil
+	}
 	rec := format.Record{Topic: r.Topic}
 	// Without key columns the value's row (a new map per record from
 	// every format) becomes the row; else the row starts with the key.
-	var row map[string]any
-	if c.key != nil {
-		row = make(map[string]any, len(c.table.Columns))
-		if len(r.Key) > 0 {
-			var kr map[string]any
-			var err error
-			if c.keyRec != nil {
-				kr, err = c.keyRec.DecodeRecord(ctx, r.Key, rec)
-			} else {
-				kr, err = c.key.Decode(r.Key)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("key: %w", err)
-			}
-			if kr == nil {
-				return nil, ErrSkipped
-			}
-			for _, kc := range c.keyCols {
-				row[kc.column] = kr[kc.field]
-			}
-		} else {
-			for _, kc := range c.keyCols {
-				row[kc.column] = nil
-			}
-		}
+	row, err := c.decodeKey(ctx, r, rec)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case r.Value == nil && c.upsert:
@@ -311,10 +313,58 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 			row[k] = v
 		}
 	}
+	if err := c.finish(row, r, nil); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// decodeKey returns a new row holding the key columns of r; nil when the
+// table has no key columns. ErrSkipped: the key format skips the record.
+func (c *Codec) decodeKey(ctx context.Context, r Record, rec format.Record) (map[string]any, error) {
+	if c.key == nil {
+		return nil, nil
+	}
+	row := make(map[string]any, len(c.table.Columns))
+	if len(r.Key) == 0 {
+		for _, kc := range c.keyCols {
+			row[kc.column] = nil
+		}
+		return row, nil
+	}
+	var kr map[string]any
+	var err error
+	if c.keyRec != nil {
+		kr, err = c.keyRec.DecodeRecord(ctx, r.Key, rec)
+	} else {
+		kr, err = c.key.Decode(r.Key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	if kr == nil {
+		return nil, ErrSkipped
+	}
+	for _, kc := range c.keyCols {
+		row[kc.column] = kr[kc.field]
+	}
+	return row, nil
+}
+
+// finish adds the metadata columns (from the record, or from formatMeta,
+// the value format's metadata, for `value.*` keys) and the computed
+// columns to row.
+func (c *Codec) finish(row map[string]any, r Record, formatMeta map[string]any) error {
 	for _, mc := range c.meta {
-		v, err := schema.Coerce(mc.typ, mc.read(r), mc.what)
+		var v any
+		if mc.formatKey != "" {
+			v = formatMeta[mc.formatKey]
+		} else {
+			v = mc.read(r)
+		}
+		v, err := schema.Coerce(mc.typ, v, mc.what)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		row[mc.name] = v
 	}
@@ -325,10 +375,10 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 			in.KafkaTimestamp = &ts
 		}
 		if err := c.computed.EvalComputed(row, in); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return row, nil
+	return nil
 }
 
 // WritableMetadata checks the metadata columns of a sink table: like
@@ -373,6 +423,12 @@ type Encoded struct {
 // WritableMetadata first). With upsert-kafka, del makes a tombstone: the key
 // from the row's key columns and a null value; other tables ignore del.
 func (c *Codec) Encode(ctx context.Context, row map[string]any, topic string, del bool) (Encoded, error) {
+	return c.encode(ctx, row, topic, del, nil)
+}
+
+// encode is Encode; kind, when not nil, is the change kind a changelog
+// value format writes.
+func (c *Codec) encode(ctx context.Context, row map[string]any, topic string, del bool, kind *changelog.Kind) (Encoded, error) {
 	var out Encoded
 	rec := format.Record{Topic: topic}
 	if row == nil {
@@ -402,9 +458,12 @@ func (c *Codec) Encode(ctx context.Context, row map[string]any, topic string, de
 		// stays nil).
 	} else {
 		var err error
-		if c.valRec != nil {
+		switch {
+		case kind != nil && c.changes != nil:
+			out.Value, err = c.changes.EncodeChange(row, *kind)
+		case c.valRec != nil:
 			out.Value, err = c.valRec.EncodeRecord(ctx, row, rec)
-		} else {
+		default:
 			out.Value, err = c.value.Encode(row)
 		}
 		if err != nil {

@@ -107,11 +107,12 @@ func MessageMetadata(msg *service.Message, key string) (any, error) {
 }
 
 // MessageHeaders returns the record headers that a message carries: every
-// metadata field outside kafka_*, in no particular order.
+// metadata field outside kafka_* and row_kind (MetaRowKind), in no
+// particular order.
 func MessageHeaders(msg *service.Message) []kgo.RecordHeader {
 	var hs []kgo.RecordHeader
 	_ = msg.MetaWalkMut(func(k string, v any) error {
-		if !strings.HasPrefix(k, metaPrefix) {
+		if !strings.HasPrefix(k, metaPrefix) && k != MetaRowKind {
 			hs = append(hs, kgo.RecordHeader{Key: k, Value: []byte(fmt.Sprint(v))})
 		}
 		return nil

@@ -445,6 +445,9 @@ func (sess *session) deliver(ctx context.Context, d delivery) (service.MessageBa
 	if d.stamps != nil && len(d.stamps) == len(batch) {
 		setStamps(batch, d.stamps, !sess.wm.fromRecord())
 	}
+	if bt.earlier != nil {
+		batch = withEarlierRows(batch, bt.earlier)
+	}
 	batch = slices.DeleteFunc(batch, func(m *service.Message) bool { return m == nil })
 	if len(batch) == 0 {
 		sess.ack(b)

@@ -66,6 +66,10 @@ type preparedBatch struct {
 // skip), which is not delivered but acknowledged with its batch.
 type built struct {
 	msgs service.MessageBatch
+	// earlier[i] are the rows of records[i] before msgs[i] (a changelog
+	// record gives several rows, msgs[i] is its last); nil when no record
+	// of the batch gives more than one.
+	earlier [][]*service.Message
 	// halted: a record that does not decode stopped the run (on_error
 	// fail); nothing of the batch may be delivered, and msgs is nil.
 	halted bool
@@ -112,8 +116,9 @@ func (b *fetchedBatch) buildRows(ctx context.Context) (built, error) {
 	if b.build.rows == nil {
 		return built{msgs: msgs}, nil
 	}
+	var earlier [][]*service.Message
 	for i, r := range b.records {
-		msg, stop, err := b.build.rows.decode(ctx, r, msgs[i])
+		msg, more, stop, err := b.build.rows.decode(ctx, r, msgs[i])
 		if err != nil {
 			return built{}, err
 		}
@@ -121,8 +126,14 @@ func (b *fetchedBatch) buildRows(ctx context.Context) (built, error) {
 			return built{halted: true}, nil
 		}
 		msgs[i] = msg
+		if len(more) > 0 {
+			if earlier == nil {
+				earlier = make([][]*service.Message, len(b.records))
+			}
+			earlier[i] = more
+		}
 	}
-	return built{msgs: msgs}, nil
+	return built{msgs: msgs, earlier: earlier}, nil
 }
 
 // buildMessages builds a message for each record, with its metadata and

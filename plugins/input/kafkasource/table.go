@@ -17,6 +17,7 @@ import (
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/format/changelog"
 )
 
 // A kafka_source with a table (fields table, catalog, ddl) takes its
@@ -432,24 +433,72 @@ func newTableRows(c Config, mgr *service.Resources) *tableRows {
 // decode turns msg, the message of r, into r's row and returns it; nil
 // when the format skips the record (a tombstone of a plain kafka table,
 // `ignore-parse-errors`) or on_error skip drops it, msg flagged with the
-// error under on_error dead_letter. stop: the record stopped the run
-// (on_error fail); the caller hands out nothing at or after it. err is
-// ctx's error if it ended while decoding (the record is not to blame).
-func (t *tableRows) decode(ctx context.Context, r *kgo.Record, msg *service.Message) (out *service.Message, stop bool, err error) {
-	row, err := t.codec.DecodeKafka(ctx, r)
+// error under on_error dead_letter. A record of a changelog format
+// (debezium-json, ...) may give several rows: out is the last, earlier
+// the rows before it in order (copies of msg), each with its kind in
+// row_kind metadata. stop: the record stopped the run (on_error fail); the
+// caller hands out nothing at or after it. err is ctx's error if it ended
+// while decoding (the record is not to blame).
+func (t *tableRows) decode(ctx context.Context, r *kgo.Record, msg *service.Message) (out *service.Message, earlier []*service.Message, stop bool, err error) {
+	if t.codec.Changelog() {
+		var changes []changelog.Change
+		changes, err = t.codec.DecodeChanges(ctx, table.FromKafka(r))
+		if err == nil {
+			last := len(changes) - 1
+			for _, ch := range changes[:last] {
+				m := msg.Copy()
+				m.SetStructuredMut(ch.Row)
+				m.MetaSetMut(table.MetaRowKind, ch.Kind.String())
+				earlier = append(earlier, m)
+			}
+			msg.SetStructuredMut(changes[last].Row)
+			msg.MetaSetMut(table.MetaRowKind, changes[last].Kind.String())
+			return msg, earlier, false, nil
+		}
+	} else {
+		var row map[string]any
+		row, err = t.codec.DecodeKafka(ctx, r)
+		if err == nil {
+			msg.SetStructuredMut(row)
+			return msg, nil, false, nil
+		}
+	}
 	switch {
-	case err == nil:
-		msg.SetStructuredMut(row)
-		return msg, false, nil
 	case errors.Is(err, table.ErrSkipped):
 		t.bad.Skipped()
-		return nil, false, nil
+		return nil, nil, false, nil
 	case ctx.Err() != nil:
-		return nil, false, ctx.Err()
+		return nil, nil, false, ctx.Err()
 	}
 	kept, stop := t.bad.Handle(msg, table.LocateRecord(r), err)
 	if len(kept) == 0 {
-		return nil, stop, nil
+		return nil, nil, stop, nil
 	}
-	return kept[0], stop, nil
+	return kept[0], nil, stop, nil
+}
+
+// withEarlierRows returns batch with the earlier rows of each record's
+// message (built.earlier) put before it, each with that message's
+// watermark stamps: the rows of one record share its position and its
+// event time (that of its last row).
+func withEarlierRows(batch service.MessageBatch, earlier [][]*service.Message) service.MessageBatch {
+	n := len(batch)
+	for _, e := range earlier {
+		n += len(e)
+	}
+	out := make(service.MessageBatch, 0, n)
+	for i, msg := range batch {
+		if i < len(earlier) && msg != nil {
+			for _, m := range earlier[i] {
+				for _, k := range []string{metaEventTimeMs, metaWatermarkMs, metaLate} {
+					if v, ok := msg.MetaGetMut(k); ok {
+						m.MetaSetMut(k, v)
+					}
+				}
+				out = append(out, m)
+			}
+		}
+		out = append(out, msg)
+	}
+	return out
 }

@@ -166,6 +166,9 @@ func NewSink(cfg Config, mgr *service.Resources) (*Sink, error) {
 		s.write = s.writeTransaction
 		go s.tickRounds()
 	}
+	if cfg.Table != nil && cfg.Table.Upsert() {
+		s.write = dropUpdateBefore(s.write)
+	}
 	if cfg.MaxInFlight > 1 {
 		s.log.Warnf("kafka_sink: %s is %d: batches are written in parallel, so records of one partition can reach Kafka "+
 			"out of order (a retried batch can land after a later one); set %s: 1, the default, to keep per-partition order",

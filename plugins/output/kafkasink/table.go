@@ -16,6 +16,7 @@ import (
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/format/changelog"
 )
 
 // A kafka_sink with a table (fields table, catalog, ddl) takes its topic,
@@ -386,7 +387,8 @@ func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
 const tableTimeout = 30 * time.Second
 
 // fillFromTable sets the value, key, timestamp and headers of r from the
-// row of msg.
+// row of msg, written by the row's change kind (table.KindOf: row_kind
+// metadata, kafka_tombstone_message).
 func fillFromTable(codec *table.Codec, msg *service.Message, r *kgo.Record) error {
 	v, err := msg.AsStructured()
 	if err != nil {
@@ -396,13 +398,13 @@ func fillFromTable(codec *table.Codec, msg *service.Message, r *kgo.Record) erro
 	if !ok {
 		return fmt.Errorf("table %s: want an object (a row), got %T", codec.Table().Name, v)
 	}
-	del := false
-	if t, ok := msg.MetaGetMut(table.MetaTombstone); ok {
-		del = t == true || fmt.Sprint(t) == "true"
+	kind, err := table.KindOf(msg)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", codec.Table().Name, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tableTimeout)
 	defer cancel()
-	enc, err := codec.Encode(ctx, row, r.Topic, del)
+	enc, err := codec.EncodeChange(ctx, row, r.Topic, kind)
 	if err != nil {
 		return fmt.Errorf("table %s: topic %q: %w", codec.Table().Name, r.Topic, err)
 	}
@@ -420,4 +422,47 @@ func fillFromTable(codec *table.Codec, msg *service.Message, r *kgo.Record) erro
 		}
 	}
 	return nil
+}
+
+// writeFunc writes a batch (Sink.write).
+type writeFunc func(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error
+
+// dropUpdateBefore wraps the write of an upsert-kafka table: as Flink's
+// upsert-kafka sink, it writes nothing for an update-before row (row_kind
+// -U; the update-after row that follows carries the new value), and the
+// message is acknowledged with its batch. Errors of the messages written
+// are reported at their index in batch.
+func dropUpdateBefore(write writeFunc) writeFunc {
+	return func(ctx context.Context, cl *kgo.Client, batch service.MessageBatch) error {
+		keep := make([]int, 0, len(batch))
+		for i, m := range batch {
+			if k, err := table.KindOf(m); err != nil || k != changelog.UpdateBefore {
+				keep = append(keep, i) // a bad row_kind fails in fillFromTable
+			}
+		}
+		if len(keep) == len(batch) {
+			return write(ctx, cl, batch)
+		}
+		if len(keep) == 0 {
+			return nil
+		}
+		sub := make(service.MessageBatch, len(keep))
+		for j, i := range keep {
+			sub[j] = batch[i]
+		}
+		idx := sub.Index()
+		err := write(ctx, cl, sub)
+		var be *service.BatchError
+		if !errors.As(err, &be) {
+			return err
+		}
+		out := service.NewBatchError(batch, err)
+		be.WalkMessagesIndexedBy(idx, func(j int, _ *service.Message, merr error) bool {
+			if merr != nil && j >= 0 && j < len(keep) {
+				out.Failed(keep[j], merr)
+			}
+			return true
+		})
+		return out
+	}
 }

@@ -20,13 +20,22 @@ type metaColumn struct {
 	key  string // Flink metadata key
 	typ  *schema.Type
 	what string // "metadata column <name>", for errors
+	// formatKey is the format's metadata key of a `value.*` column
+	// (`source.timestamp`); "" for message metadata.
+	formatKey string
 }
 
 type processor struct {
 	codec format.Codec
 	// record is codec as a RecordCodec, or nil.
 	record format.RecordCodec
-	meta   []metaColumn
+	// changes is codec as a ChangelogCodec, or nil: a message gives zero
+	// or more rows, each with its kind in row_kind metadata.
+	changes format.ChangelogCodec
+	// formatMeta are the metadata columns that read the format's own
+	// metadata (`value.source.timestamp`), by column name; nil without.
+	formatMeta map[string]string
+	meta       []metaColumn
 	// computed evaluates the computed columns; nil when there are none.
 	computed *expr.Env
 	bad      *table.Bad
@@ -38,18 +47,67 @@ type processor struct {
 func newProcessor(c *table.ProcessorConfig, mgr *service.Resources) *processor {
 	p := &processor{codec: c.Codec, computed: c.Computed, bad: table.NewBad(component, c.OnError, mgr)}
 	p.record, _ = c.Codec.(format.RecordCodec)
+	p.changes, _ = c.Codec.(format.ChangelogCodec)
+	known := schema.FormatMetadata(c.Format)
 	for _, col := range c.Table.Columns {
-		if col.Kind == schema.Metadata {
-			p.meta = append(p.meta, metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, what: "metadata column " + col.Name})
+		if col.Kind != schema.Metadata {
+			continue
 		}
+		mc := metaColumn{name: col.Name, key: col.MetadataKey, typ: col.Type, what: "metadata column " + col.Name}
+		if k, ok := strings.CutPrefix(col.MetadataKey, "value."); ok && known[k] != nil && p.changes != nil {
+			mc.formatKey = k
+			p.changes.ReadMetadata()
+		}
+		p.meta = append(p.meta, mc)
 	}
 	return p
+}
+
+// processChanges decodes msg, a record of a changelog format, into its
+// rows: one message per row (copies of msg), with its kind in row_kind
+// metadata.
+func (p *processor) processChanges(ctx context.Context, msg *service.Message, index int64) (service.MessageBatch, error) {
+	out, err := p.decodeChanges(msg)
+	if err != nil {
+		kept, _ := p.bad.Handle(msg, table.LocateIndex(msg, index), err)
+		return kept, nil
+	}
+	if len(out) == 0 {
+		p.bad.Skipped()
+		return nil, nil
+	}
+	return out, nil
+}
+
+func (p *processor) decodeChanges(msg *service.Message) (service.MessageBatch, error) {
+	data, err := msg.AsBytes()
+	if err != nil {
+		return nil, err
+	}
+	changes, err := p.changes.DecodeChanges(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make(service.MessageBatch, 0, len(changes))
+	for _, ch := range changes {
+		if err := p.complete(msg, ch.Row, ch.Meta); err != nil {
+			return nil, err
+		}
+		m := msg.Copy()
+		m.SetStructuredMut(ch.Row)
+		m.MetaSetMut(table.MetaRowKind, ch.Kind.String())
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // Process decodes msg into a row. A bad record goes by on_error; under
 // fail it is dropped and the run stops (Bad.Handle).
 func (p *processor) Process(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
 	index := p.received.Add(1) - 1
+	if p.changes != nil {
+		return p.processChanges(ctx, msg, index)
+	}
 	row, err := p.decode(ctx, msg)
 	if err != nil {
 		out, _ := p.bad.Handle(msg, table.LocateIndex(msg, index), err)
@@ -78,19 +136,34 @@ func (p *processor) decode(ctx context.Context, msg *service.Message) (map[strin
 	if row == nil || err != nil {
 		return nil, err
 	}
+	if err := p.complete(msg, row, nil); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// complete adds the metadata columns (from msg's metadata, or from
+// formatMeta for `value.*` keys) and the computed columns to row.
+func (p *processor) complete(msg *service.Message, row, formatMeta map[string]any) error {
 	for _, mc := range p.meta {
-		v, err := metadataValue(msg, mc)
+		var v any
+		var err error
+		if mc.formatKey != "" {
+			v, err = schema.Coerce(mc.typ, formatMeta[mc.formatKey], mc.what)
+		} else {
+			v, err = metadataValue(msg, mc)
+		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		row[mc.name] = v
 	}
 	if p.computed != nil {
 		if err := p.computed.EvalComputed(row, expr.Input{}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return row, nil
+	return nil
 }
 
 // metadataValue is the value of a metadata column, from the message

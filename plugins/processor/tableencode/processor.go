@@ -15,7 +15,10 @@ type processor struct {
 	codec format.Codec
 	// record is codec as a RecordCodec, or nil.
 	record format.RecordCodec
-	bad    *table.Bad
+	// changes is codec as a ChangelogCodec, or nil: the row is written
+	// by its kind (row_kind metadata).
+	changes format.ChangelogCodec
+	bad     *table.Bad
 	// received counts the messages Process was given: the index that names
 	// a bad message without kafka_* metadata.
 	received atomic.Int64
@@ -24,6 +27,7 @@ type processor struct {
 func newProcessor(c *table.ProcessorConfig, mgr *service.Resources) *processor {
 	p := &processor{codec: c.Codec, bad: table.NewBad(component, c.OnError, mgr)}
 	p.record, _ = c.Codec.(format.RecordCodec)
+	p.changes, _ = c.Codec.(format.ChangelogCodec)
 	return p
 }
 
@@ -49,6 +53,13 @@ func (p *processor) encode(ctx context.Context, msg *service.Message) ([]byte, e
 	row, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("want an object (a row), got %T", v)
+	}
+	if p.changes != nil {
+		kind, err := table.KindOf(msg)
+		if err != nil {
+			return nil, err
+		}
+		return p.changes.EncodeChange(row, kind)
 	}
 	if p.record != nil {
 		return p.record.EncodeRecord(ctx, row, table.FormatRecordOf(msg))
