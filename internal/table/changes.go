@@ -64,7 +64,12 @@ func (c *Codec) DecodeChanges(ctx context.Context, r Record) ([]changelog.Change
 	if err != nil {
 		return nil, err
 	}
-	changes, err := c.changes.DecodeChanges(r.Value)
+	var changes []changelog.Change
+	if c.changesRec != nil {
+		changes, err = c.changesRec.DecodeChangesRecord(ctx, r.Value, changelog.Record{Topic: r.Topic})
+	} else {
+		changes, err = c.changes.DecodeChanges(r.Value)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("value: %w", err)
 	}

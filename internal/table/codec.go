@@ -109,9 +109,11 @@ type Codec struct {
 	value   format.Codec
 	valRec  format.RecordCodec
 	// changes is value as a changelog codec; nil for an insert-only
-	// value format.
-	changes format.ChangelogCodec
-	meta    []metaColumn
+	// value format. changesRec is changes as a ChangelogRecordCodec, or
+	// nil.
+	changes    format.ChangelogCodec
+	changesRec format.ChangelogRecordCodec
+	meta       []metaColumn
 	// computed is nil without computed columns.
 	computed *expr.Env
 	// tsColumn and headersColumn are the writable metadata columns (not
@@ -167,6 +169,7 @@ func NewCodec(t *schema.Table) (*Codec, error) {
 		c.value = v
 		c.valRec, _ = v.(format.RecordCodec)
 		c.changes, _ = v.(format.ChangelogCodec)
+		c.changesRec, _ = v.(format.ChangelogRecordCodec)
 	}
 	for _, col := range t.Columns {
 		switch col.Kind {
@@ -459,6 +462,8 @@ func (c *Codec) encode(ctx context.Context, row map[string]any, topic string, de
 	} else {
 		var err error
 		switch {
+		case kind != nil && c.changesRec != nil:
+			out.Value, err = c.changesRec.EncodeChangeRecord(ctx, row, *kind, changelog.Record{Topic: topic})
 		case kind != nil && c.changes != nil:
 			out.Value, err = c.changes.EncodeChange(row, *kind)
 		case c.valRec != nil:

@@ -84,6 +84,16 @@ type ChangelogCodec interface {
 	ReadMetadata()
 }
 
+// ChangelogRecordCodec is a ChangelogCodec whose records depend on more
+// than their bytes (debezium-avro-confluent: a schema registry, a subject
+// named after the topic). The table paths call these methods when the
+// codec has them.
+type ChangelogRecordCodec interface {
+	ChangelogCodec
+	DecodeChangesRecord(ctx context.Context, data []byte, rec changelog.Record) ([]changelog.Change, error)
+	EncodeChangeRecord(ctx context.Context, row map[string]any, kind changelog.Kind, rec changelog.Record) ([]byte, error)
+}
+
 type confluentCodec struct{ *avroconfluent.Format }
 
 func (c confluentCodec) DecodeRecord(ctx context.Context, data []byte, rec Record) (map[string]any, error) {
@@ -126,6 +136,8 @@ var factories = map[string]factory{
 	schema.FormatCanalJSON:    codec(identity, canal.New),
 	schema.FormatMaxwellJSON:  codec(identity, maxwell.New),
 	schema.FormatOggJSON:      codec(identity, ogg.New),
+
+	schema.FormatDebeziumAvroConfluent: codec(identity, debezium.NewAvro),
 }
 
 // identity passes the options of a format whose constructor reads them.

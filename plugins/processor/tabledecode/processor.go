@@ -12,6 +12,7 @@ import (
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/expr"
 	"github.com/connectd/connectd/schema/format"
+	"github.com/connectd/connectd/schema/format/changelog"
 )
 
 // metaColumn is a metadata column and the message metadata it reads.
@@ -67,7 +68,7 @@ func newProcessor(c *table.ProcessorConfig, mgr *service.Resources) *processor {
 // rows: one message per row (copies of msg), with its kind in row_kind
 // metadata.
 func (p *processor) processChanges(ctx context.Context, msg *service.Message, index int64) (service.MessageBatch, error) {
-	out, err := p.decodeChanges(msg)
+	out, err := p.decodeChanges(ctx, msg)
 	if err != nil {
 		kept, _ := p.bad.Handle(msg, table.LocateIndex(msg, index), err)
 		return kept, nil
@@ -79,12 +80,17 @@ func (p *processor) processChanges(ctx context.Context, msg *service.Message, in
 	return out, nil
 }
 
-func (p *processor) decodeChanges(msg *service.Message) (service.MessageBatch, error) {
+func (p *processor) decodeChanges(ctx context.Context, msg *service.Message) (service.MessageBatch, error) {
 	data, err := msg.AsBytes()
 	if err != nil {
 		return nil, err
 	}
-	changes, err := p.changes.DecodeChanges(data)
+	var changes []changelog.Change
+	if rc, ok := p.changes.(format.ChangelogRecordCodec); ok {
+		changes, err = rc.DecodeChangesRecord(ctx, data, changelog.Record{Topic: table.FormatRecordOf(msg).Topic})
+	} else {
+		changes, err = p.changes.DecodeChanges(data)
+	}
 	if err != nil {
 		return nil, err
 	}

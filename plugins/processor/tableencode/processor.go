@@ -9,6 +9,7 @@ import (
 
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema/format"
+	"github.com/connectd/connectd/schema/format/changelog"
 )
 
 type processor struct {
@@ -58,6 +59,9 @@ func (p *processor) encode(ctx context.Context, msg *service.Message) ([]byte, e
 		kind, err := table.KindOf(msg)
 		if err != nil {
 			return nil, err
+		}
+		if rc, ok := p.changes.(format.ChangelogRecordCodec); ok {
+			return rc.EncodeChangeRecord(ctx, row, kind, changelog.Record{Topic: table.FormatRecordOf(msg).Topic})
 		}
 		return p.changes.EncodeChange(row, kind)
 	}

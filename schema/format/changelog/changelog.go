@@ -85,3 +85,11 @@ func Last(changes []Change, err error) (map[string]any, error) {
 	}
 	return changes[len(changes)-1].Row, nil
 }
+
+// Record is what a changelog codec that talks to a schema registry
+// (debezium-avro-confluent) uses besides the bytes or the row.
+type Record struct {
+	// Topic is the record's Kafka topic, for the default subject
+	// (`<topic>-value`); "" when unknown.
+	Topic string
+}

@@ -111,9 +111,13 @@ func (f *Format) decode(data []byte) ([]changelog.Change, error) {
 		}
 		// current_ts is ISO-8601 with a 'T' (2020-05-13T13:39:35.766000),
 		// op_ts is SQL style (2020-05-13 15:40:06.000000); Flink reads both
-		// as UTC wall-clock times.
+		// as UTC wall-clock times, current_ts to the millisecond only
+		// (DateTimeUtils.parseTimestampData with a pattern), op_ts whole.
 		if m["ingestion-timestamp"], err = timestamp(root, "current_ts"); err != nil {
 			return nil, err
+		}
+		if ts, ok := m["ingestion-timestamp"].(time.Time); ok {
+			m["ingestion-timestamp"] = ts.Truncate(time.Millisecond)
 		}
 		if m["event-timestamp"], err = timestamp(root, "op_ts"); err != nil {
 			return nil, err

@@ -21,7 +21,7 @@ func TestDecodeDocumentedRecords(t *testing.T) {
 		{File: "update.json", Meta: true, Want: `-U {"id":111,"name":"scooter","description":"Big 2-wheel scooter","weight":5.18}
 +U {"id":111,"name":"scooter","description":"Big 2-wheel scooter","weight":5.15}
 meta event-timestamp = 2020-05-13T15:40:06Z
-meta ingestion-timestamp = 2020-05-13T15:40:07.123456Z
+meta ingestion-timestamp = 2020-05-13T15:40:07.123Z
 meta primary-keys = [id]
 meta table = PRODUCTS
 `},
