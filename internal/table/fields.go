@@ -104,7 +104,11 @@ func ProcessorFields(component, verb string) []*service.ConfigField {
 				"`map-null-key.mode`, `map-null-key.literal`, `encode.decimal-as-plain-number`. csv: `field-delimiter`, `quote-character`, "+
 				"`disable-quote-character`, `allow-comments`, `ignore-parse-errors`, `array-element-delimiter`, `escape-character`, `null-literal`. "+
 				"raw: `charset` (UTF-8). avro: none. avro-confluent: `url` (the schema registry, required), `subject` (default `<topic>-value` from kafka_topic metadata), "+
-				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject).").
+				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject). "+
+				"debezium-json, canal-json, maxwell-json, ogg-json: json's options but `fail-on-missing-field` (Flink's `<format>.ignore-parse-errors` and so on); "+
+				"debezium-json also `schema-include` (default false; reading only, as in Flink), canal-json also `database.include` and `table.include` "+
+				"(regular expressions the whole database / table name must match, default none). debezium-avro-confluent: avro-confluent's. "+
+				"See docs/changelog.md.").
 			Example(map[string]any{"ignore-parse-errors": true, "timestamp-format.standard": "ISO-8601"}).
 			Optional(),
 		OnErrorField(component, verb),

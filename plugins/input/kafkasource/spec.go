@@ -200,7 +200,11 @@ written before Kafka 0.10) is Kafka's NO_TIMESTAMP, -1 ms, as in Flink. The meta
 Flink, whose raw format writes a null column as a tombstone); with `+"`upsert-kafka`"+` it is a delete: the row holds the key columns, the rest is null,
 and `+"`kafka_tombstone_message`"+` is true (set on every message of an `+"`upsert-kafka`"+` table, whatever
 `+"`metadata_keys`"+` says: it is the row's kind, which `+"`kafka_sink`"+` writes back as a tombstone); an `+"`upsert-kafka`"+` table reads from the earliest offset, as in Flink. An empty key reads as a null key. A record that does not decode
-follows `+"`on_error`"+`.
+follows `+"`on_error`"+`. With a changelog value format (`+"`debezium-json`"+`, `+"`debezium-avro-confluent`"+`, `+"`canal-json`"+`,
+`+"`maxwell-json`"+`, `+"`ogg-json`"+`) a record gives zero or more rows, one message each, with the row's kind in
+metadata `+"`row_kind`"+` (`+"`+I`"+`, `+"`-U`"+`, `+"`+U`"+`, `+"`-D`"+`, as Flink prints a RowKind; a Debezium update is a `+"`-U`"+` and
+a `+"`+U`"+` message), whatever `+"`metadata_keys`"+` says; the record's offset is committed once all its rows are
+acknowledged, and `+"`value.*`"+` metadata columns read the envelope (`+"`value.source.timestamp`"+`, ...). See docs/changelog.md.
 
 The table is the single source of truth: a field that it also sets must agree with it, or the config is
 refused with an error naming the field and the option. Benthos fills in defaults before connectd sees a config (at lint and
@@ -224,6 +228,7 @@ marked opt-in are set only when listed there):
 - kafka_tombstone_message  (bool, true when the record value is null)
 - kafka_leader_epoch       (int, -1 if unknown; opt-in)
 - kafka_lag                (int64, records after this one in its partition when it was fetched: high watermark minus next offset)
+- row_kind                 (string: +I, -U, +U or -D; on every row of a table with a changelog value format)
 - every record header      (string)
 `+"```"+`
 

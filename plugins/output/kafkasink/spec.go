@@ -241,7 +241,11 @@ A PRIMARY KEY on the plain `+"`kafka`"+` connector, which Flink refuses with an 
 is accepted: its columns are the key (one STRING or BYTES column defaults to `+"`key.format`"+` =
 `+"`raw`"+`; otherwise `+"`key.format`"+` is required). With `+"`upsert-kafka`"+` the key is the PRIMARY KEY
 and a message with metadata `+"`kafka_tombstone_message`"+` = true (as kafka_source sets on a
-tombstone it read) is a delete: a record with the key and a null value; its
+tombstone it read) or `+"`row_kind`"+` = `+"`-D`"+` is a delete: a record with the key and a null value; a message with
+`+"`row_kind`"+` = `+"`-U`"+` (an update-before row of a changelog) is acknowledged and not written, as Flink's upsert-kafka
+sink drops it; with a changelog value format (`+"`debezium-json`"+`, `+"`canal-json`"+`, ...) each row is written in the
+format's envelope by its `+"`row_kind`"+` (`+"`+I`"+`/`+"`+U`"+` as an insert, `+"`-U`"+`/`+"`-D`"+` as a delete, as Flink's serializers),
+and a plain `+"`kafka`"+` table with an insert-only format refuses a row whose `+"`row_kind`"+` is not `+"`+I`"+` (docs/changelog.md); its
 `+"`sink.buffer-flush.max-rows`"+` / `+"`sink.buffer-flush.interval`"+` become `+"`batching`"+` `+"`count`"+` / `+"`period`"+`
 (a batch is not reduced to the last row per key, as Flink's buffer is: the topic's compaction does that). A row that cannot be
 encoded fails that message, naming the table and topic.

@@ -18,7 +18,7 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Parsing").
-		Summary("Decodes each message into a typed row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format.").
+		Summary("Decodes each message into a typed row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format, or into the rows of a change with a changelog format (debezium-json, debezium-avro-confluent, canal-json, maxwell-json, ogg-json).").
 		Description(`
 The message bytes are decoded by the table's format into the table's physical columns; the message becomes a
 structured row keyed by column name. Types are kept: TIMESTAMP, TIMESTAMP_LTZ, DATE and TIME as time values,
@@ -38,6 +38,16 @@ expression fails on a NULL input, and a CASE WHEN condition that is NULL is not 
 (a division by zero) is a bad record (`+"`on_error`"+`). CEL does not mix int and double in arithmetic: an integer
 literal next to a DECIMAL or DOUBLE column is read as a double (`+"`1 + vat`"+`), but two columns need a CAST
 (`+"`price * CAST(qty AS DOUBLE)`"+`).
+
+### Changelog formats
+
+With `+"`debezium-json`"+`, `+"`debezium-avro-confluent`"+`, `+"`canal-json`"+`, `+"`maxwell-json`"+` or `+"`ogg-json`"+` a
+message holds a change and gives zero or more rows, as Flink's deserializers give them: each row is a message (a copy
+of the input, with its metadata) whose metadata `+"`row_kind`"+` is the row's kind as Flink prints a RowKind: `+"`+I`"+`
+(insert), `+"`-U`"+` (update-before), `+"`+U`"+` (update-after) or `+"`-D`"+` (delete). A Debezium update gives a `+"`-U`"+` and
+a `+"`+U`"+` message; a tombstone, a DDL event or a table outside `+"`canal-json.table.include`"+` gives none (counted in
+`+"`table_decode_skipped`"+`). Metadata columns with a `+"`value.`"+` key read the change's envelope
+(`+"`value.source.timestamp`"+`, `+"`value.database`"+`, ...). See docs/changelog.md.
 
 ### avro-confluent
 

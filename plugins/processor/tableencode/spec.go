@@ -17,13 +17,19 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Parsing").
-		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format.").
+		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format, or as a change with a changelog format (debezium-json, debezium-avro-confluent, canal-json, maxwell-json, ogg-json).").
 		Description(`
 The message must be an object: a row keyed by column name, such as `+"`table_decode`"+` produces. Its physical
 columns are written in the format; keys that are not physical columns are ignored, and absent columns are null
 (a NOT NULL column must be present). Values may be the typed values `+"`table_decode`"+` produces or their usual
 JSON forms: numbers, decimal strings, timestamps as RFC 3339 or `+"`2006-01-02 15:04:05.999`"+` text or epoch
 milliseconds, bytes as base64. Metadata columns are not written: they belong to the connector.
+
+With a changelog format (`+"`debezium-json`"+`, `+"`debezium-avro-confluent`"+`, `+"`canal-json`"+`, `+"`maxwell-json`"+`,
+`+"`ogg-json`"+`) each row is written in the format's envelope by its kind, metadata `+"`row_kind`"+` (`+"`+I`"+`, `+"`-U`"+`,
+`+"`+U`"+`, `+"`-D`"+`, or Flink's names INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE; absent: an insert, or a delete
+when `+"`kafka_tombstone_message`"+` is true), as Flink's serializers: an insert or update-after as the format's insert
+(Debezium op `+"`c`"+`), an update-before or delete as its delete (op `+"`d`"+`). See docs/changelog.md.
 
 ### Bad records
 
