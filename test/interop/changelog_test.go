@@ -24,8 +24,11 @@ import (
 // samples table reads.
 type changelogCase struct {
 	format string
-	// options are the samples table's extra format options.
+	// options are the format options of every table of the format;
+	// {registry} stands for the schema registry's URL.
 	options string
+	// sampleOptions are the samples table's extra format options.
+	sampleOptions string
 	// samples are record files, relative to the checkout.
 	samples []string
 	// meta are the metadata columns: "name TYPE METADATA FROM 'key' VIRTUAL".
@@ -49,8 +52,8 @@ var changelogCases = []changelogCase{
 		},
 	},
 	{
-		format:  "canal-json",
-		options: "'canal-json.database.include' = 'inv.*'",
+		format:        "canal-json",
+		sampleOptions: "'canal-json.database.include' = 'inv.*'",
 		samples: []string{
 			"schema/format/canal/testdata/insert_two.json", "schema/format/canal/testdata/update.json",
 			"schema/format/canal/testdata/ddl.json", "schema/format/canal/testdata/other_table.json",
@@ -208,7 +211,11 @@ func TestFlinkChangelog(t *testing.T) {
 		if m := changelogCases[i].meta; len(m) > 0 {
 			cols += ",\n  " + strings.Join(m, ",\n  ")
 		}
-		return kafkaDDL(name, cols, sampleTopic[i], brokers, formatOptions(i))
+		opts := formatOptions(i)
+		if o := changelogCases[i].sampleOptions; o != "" {
+			opts += ", " + o
+		}
+		return kafkaDDL(name, cols, sampleTopic[i], brokers, opts)
 	}
 	changeDDL := func(i int, name, topic string) string {
 		return kafkaDDL(name, changelogColumns, topic, brokers, formatOptions(i))

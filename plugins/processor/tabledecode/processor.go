@@ -33,9 +33,6 @@ type processor struct {
 	// changes is codec as a ChangelogCodec, or nil: a message gives zero
 	// or more rows, each with its kind in row_kind metadata.
 	changes format.ChangelogCodec
-	// formatMeta are the metadata columns that read the format's own
-	// metadata (`value.source.timestamp`), by column name; nil without.
-	formatMeta map[string]string
 	meta       []metaColumn
 	// computed evaluates the computed columns; nil when there are none.
 	computed *expr.Env

@@ -132,11 +132,22 @@ func (f *Format) DecodeRecord(ctx context.Context, data []byte, _ Record) (map[s
 	if len(rest) > 0 {
 		return nil, fmt.Errorf("format avro-confluent: schema id %d: %d bytes after the record", id, len(rest))
 	}
+	tree := w.tree
+	if rec, ok := nullableRecord(tree); ok {
+		// ["null", record]: the schema Flink's debezium-avro-confluent
+		// registers (its row type is nullable); goavro gives the
+		// record under its union key, or nil.
+		u, isMap := native.(map[string]any)
+		if native == nil || !isMap {
+			return nil, fmt.Errorf("format avro-confluent: schema id %d: the record is null", id)
+		}
+		native, tree = u[rec.key], rec
+	}
 	m, ok := native.(map[string]any)
-	if !ok || w.tree.typ != "record" {
+	if !ok || tree.typ != "record" {
 		return nil, fmt.Errorf("format avro-confluent: schema id %d: the writer schema is %s, not a record", id, w.tree.describe())
 	}
-	row, err := recordToRow(f.row, w.tree, m, "")
+	row, err := recordToRow(f.row, tree, m, "")
 	if err != nil {
 		return nil, fmt.Errorf("format avro-confluent: schema id %d: %w", id, err)
 	}
@@ -241,7 +252,26 @@ func (f *Format) schemaID(ctx context.Context, subject string) (int, error) {
 func codecSchema(text string) string {
 	var top map[string]any
 	if json.Unmarshal([]byte(text), &top) != nil {
-		return text
+		// A top union, ["null", record] (Flink's debezium-avro-confluent):
+		// its record is renamed likewise.
+		var union []any
+		if json.Unmarshal([]byte(text), &union) != nil {
+			return text
+		}
+		for i, b := range union {
+			if m, ok := b.(map[string]any); ok {
+				bt, _ := json.Marshal(m)
+				var renamed any
+				if json.Unmarshal([]byte(codecSchema(string(bt))), &renamed) == nil {
+					union[i] = renamed
+				}
+			}
+		}
+		out, err := json.Marshal(union)
+		if err != nil {
+			return text
+		}
+		return string(out)
 	}
 	name, _ := top["name"].(string)
 	if ns, ok := top["namespace"].(string); ok && name == "record" {
@@ -256,4 +286,12 @@ func codecSchema(text string) string {
 		return text
 	}
 	return string(b)
+}
+
+// nullableRecord returns the record of a ["null", record] schema.
+func nullableRecord(n *node) (*node, bool) {
+	if n.typ != "union" || len(n.branches) != 2 || n.branches[0].typ != "null" || n.branches[1].typ != "record" {
+		return nil, false
+	}
+	return n.branches[1], true
 }

@@ -126,3 +126,51 @@ func TestAvroRoundTrip(t *testing.T) {
 		t.Errorf("the envelope schema was not registered under products-value (%d requests)", n)
 	}
 }
+
+// TestAvroReadsFlinkEnvelope reads a record written with the schema Flink's
+// debezium-avro-confluent registers: a top-level union of null and the
+// envelope record (testdata/flink_envelope.avsc).
+func TestAvroReadsFlinkEnvelope(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.New()
+	defer reg.Close()
+	avsc, err := os.ReadFile("testdata/flink_envelope.avsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := reg.Add("changes-value", "AVRO", string(avsc))
+	// goavro cannot compile Flink's names as they are (a nested record
+	// type would resolve to the top record named "record"); names are not
+	// in the binary encoding, so a renamed top writes the same bytes.
+	text := strings.Replace(string(avsc), `"name": "record",`, `"name": "record_top",`, 1)
+	codec, err := goavro.NewCodec(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := map[string]any{"id": map[string]any{"long": int64(1)}, "n": map[string]any{"long": int64(2)},
+		"v": map[string]any{"string": "b"}, "total": nil}
+	native := map[string]any{"org.apache.flink.avro.generated.record_top": map[string]any{
+		"before": nil,
+		"after":  map[string]any{"org.apache.flink.avro.generated.record_after": row},
+		"op":     map[string]any{"string": "c"},
+	}}
+	b, err := codec.BinaryFromNative(nil, native)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, 5, 5+len(b))
+	binary.BigEndian.PutUint32(frame[1:], uint32(id))
+	rt := rowType(t, "ROW<id BIGINT, n BIGINT, v STRING, total DECIMAL(10, 2)>")
+	f, err := debezium.NewAvro(rt, map[string]string{"url": reg.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := f.DecodeChanges(append(frame, b...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := changelogtest.Render(rt, changes)
+	if want := `+I {"id":1,"n":2,"v":"b","total":null}` + "\n"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
