@@ -33,7 +33,7 @@ type processor struct {
 	// changes is codec as a ChangelogCodec, or nil: a message gives zero
 	// or more rows, each with its kind in row_kind metadata.
 	changes format.ChangelogCodec
-	meta       []metaColumn
+	meta    []metaColumn
 	// computed evaluates the computed columns; nil when there are none.
 	computed *expr.Env
 	bad      *table.Bad
