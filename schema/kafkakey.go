@@ -32,10 +32,18 @@ func (t *Table) KeyFields() []string {
 		}
 		return out
 	}
-	if t.PrimaryKey != nil {
+	if t.PrimaryKey != nil && !t.changelogValue() {
 		return append([]string(nil), t.PrimaryKey.Columns...)
 	}
 	return nil
+}
+
+// changelogValue reports whether the table's value format is a changelog
+// format: Flink accepts a PRIMARY KEY on such a `kafka` table (the key of
+// the changed rows, for its planner), and it does not form the Kafka key.
+func (t *Table) changelogValue() bool {
+	name, _, ok := t.FormatOf()
+	return ok && IsChangelogFormat(name) && t.Options[OptConnector] != ConnectorUpsertKafka
 }
 
 // KeyFormatOf returns the key format and its options without the
@@ -82,6 +90,9 @@ func (t *Table) ValueFieldsExceptKey() bool {
 // validatePrimaryKeyAsKey checks a PRIMARY KEY on the kafka connector: the
 // key columns are the PRIMARY KEY columns, and the key needs a format.
 func (t *Table) validatePrimaryKeyAsKey() []error {
+	if t.changelogValue() {
+		return nil // as in Flink: the PRIMARY KEY of a CDC table is not the Kafka key
+	}
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("table %s: "+format, append([]any{t.Name}, args...)...))

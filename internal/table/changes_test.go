@@ -176,6 +176,18 @@ func TestChangelogTableRules(t *testing.T) {
 			t.Errorf("%s:\nerr = %v\nwant %q", tc.ddl, err, tc.want)
 		}
 	}
+	// A PRIMARY KEY on a CDC table is accepted, as in Flink, and does not
+	// form the Kafka key (connectd's extension for insert-only formats).
+	pk, err := schema.ParseDDL(`CREATE TABLE c (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'debezium-json')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pk[0].Validate(); err != nil {
+		t.Fatalf("PRIMARY KEY on a debezium-json table: %v", err)
+	}
+	if k := pk[0].KeyFields(); k != nil {
+		t.Fatalf("key fields %v, want none", k)
+	}
 	ok := `CREATE TABLE m (id BIGINT, x STRING METADATA FROM 'value.source.table' VIRTUAL) WITH (
   'connector' = 'kafka', 'topic' = 't', 'format' = 'debezium-json', 'debezium-json.schema-include' = 'true', 'debezium-json.ignore-parse-errors' = 'true')`
 	tables, err := schema.ParseDDL(ok)

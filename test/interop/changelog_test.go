@@ -162,9 +162,11 @@ func upsertDDL(name, topic, brokers string) string {
 //     the rows of the query with the kinds the format keeps (Flink's
 //     serializers write update-before as a delete and update-after as an
 //     insert).
-//  4. upsert-kafka: Flink and connectd write the same changelog into an
-//     upsert-kafka table; the two topics hold the same records (update-after
-//     as a value, delete as a tombstone, update-before dropped).
+//  4. upsert-kafka: Flink and connectd copy the same Debezium topic
+//     (cdcEvents: creates, updates, a delete) from a debezium-json table with
+//     a PRIMARY KEY into an upsert-kafka table; the two topics hold the same
+//     records (update-after as a value, delete as a tombstone, update-before
+//     dropped).
 func TestFlinkChangelog(t *testing.T) {
 	requireFlink(t)
 	brokers := kafkatest.Broker(t)
@@ -195,8 +197,13 @@ func TestFlinkChangelog(t *testing.T) {
 			deleteSubjectsAtCleanup(t, registry, connectdTopic[i])
 		}
 	}
+	cdcTopic := kafkatest.NewTopic(t, brokers, "interop-upsert-changelog-cdc", 1)
 	upsertFlink := kafkatest.NewTopic(t, brokers, "interop-upsert-changelog-flink", 1)
 	upsertConnectd := kafkatest.NewTopic(t, brokers, "interop-upsert-changelog-connectd", 1)
+	produceValues(t, brokers, cdcTopic, cdcEvents)
+	cdcDDL := func(name string) string {
+		return kafkaDDL(name, changelogColumns+",\n  PRIMARY KEY (id) NOT ENFORCED", cdcTopic, brokers, "'format' = 'debezium-json'")
+	}
 
 	formatOptions := func(i int) string {
 		c := changelogCases[i]
@@ -236,8 +243,9 @@ func TestFlinkChangelog(t *testing.T) {
 		s.add(changeDDL(i, tableName("flink", i), flinkTopic[i]))
 		inserts = append(inserts, fmt.Sprintf("INSERT INTO %s %s;", tableName("flink", i), changelogQuery))
 	}
+	s.add(cdcDDL("cdc"))
 	s.add(upsertDDL("flink_upsert", upsertFlink, brokers))
-	inserts = append(inserts, "INSERT INTO flink_upsert "+changelogQuery+";")
+	inserts = append(inserts, "INSERT INTO flink_upsert SELECT * FROM cdc;")
 	query := s.add(changelogQuery)
 	insertAll := s.add("EXECUTE STATEMENT SET BEGIN\n" + strings.Join(inserts, "\n") + "\nEND")
 	for i, c := range changelogCases {
@@ -306,8 +314,8 @@ func TestFlinkChangelog(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := writeChangesWithConnectd(t, bin, root, changeType, upsertDDL("t", upsertConnectd, brokers), reference); err != nil {
-			fail("upsert-kafka: connectd writing: %v", err)
+		if err := copyWithConnectd(t, bin, root, cdcDDL("cdc"), upsertDDL("upserts", upsertConnectd, brokers)); err != nil {
+			fail("upsert-kafka: connectd copying: %v", err)
 		}
 	}()
 	wg.Wait()
@@ -583,6 +591,56 @@ func topicRecords(t *testing.T, brokers, topic string) []string {
 		})
 	}
 	return out
+}
+
+// cdcEvents are Debezium events of the changelog columns, keyed by id:
+// creates, updates (one changing the row twice) and a delete.
+var cdcEvents = []string{
+	`{"before":null,"after":{"id":1,"n":1,"v":"a","total":1.50},"op":"c"}`,
+	`{"before":null,"after":{"id":2,"n":1,"v":"b","total":2.25},"op":"c"}`,
+	`{"before":{"id":1,"n":1,"v":"a","total":1.50},"after":{"id":1,"n":2,"v":"c","total":4.50},"op":"u"}`,
+	`{"before":{"id":2,"n":1,"v":"b","total":2.25},"after":null,"op":"d"}`,
+	`{"before":{"id":1,"n":2,"v":"c","total":4.50},"after":{"id":1,"n":3,"v":"d","total":4.75},"op":"u"}`,
+	`{"before":null,"after":{"id":3,"n":1,"v":"e","total":0.00},"op":"r"}`,
+}
+
+// produceValues writes each value as one record, in order.
+func produceValues(t *testing.T, brokers, topic string, values []string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, v := range values {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("producing to %s: %v", topic, err)
+		}
+	}
+}
+
+// copyWithConnectd runs `connectd run` from a kafka_source of one table
+// to a kafka_sink of another, keeping the order.
+func copyWithConnectd(t *testing.T, bin, root, from, to string) error {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "copy.yaml")
+	yaml := fmt.Sprintf(`input:
+  kafka_source:
+    ddl: |
+%s
+pipeline:
+  threads: 1
+output:
+  kafka_sink:
+    ddl: |
+%s
+`, indent(from, "      "), indent(to, "      "))
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
+		return err
+	}
+	return runConnectd(bin, root, conf)
 }
 
 // endOffset is the end offset of partition 0 of topic (both upsert topics
