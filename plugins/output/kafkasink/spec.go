@@ -238,7 +238,7 @@ kafka_source or table_decode produce) that is encoded into the record:
   read-only and must be `+"`VIRTUAL`"+`, as in Flink.
 
 A PRIMARY KEY on the plain `+"`kafka`"+` connector, which Flink refuses with an insert-only format,
-is accepted: its columns are the key (one STRING or BYTES column defaults to `+"`key.format`"+` =
+is accepted: its columns are the key (with a changelog format, which Flink accepts it with, it is not the key) (one STRING or BYTES column defaults to `+"`key.format`"+` =
 `+"`raw`"+`; otherwise `+"`key.format`"+` is required). With `+"`upsert-kafka`"+` the key is the PRIMARY KEY
 and a message with metadata `+"`kafka_tombstone_message`"+` = true (as kafka_source sets on a
 tombstone it read) or `+"`row_kind`"+` = `+"`-D`"+` is a delete: a record with the key and a null value; a message with
