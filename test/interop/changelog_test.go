@@ -197,6 +197,20 @@ func TestFlinkChangelog(t *testing.T) {
 			deleteSubjectsAtCleanup(t, registry, connectdTopic[i])
 		}
 	}
+	// debezium-json with schema-include: Debezium's documented customers
+	// events with Kafka Connect's schema, read only (Flink cannot write it).
+	schemaTopic := kafkatest.NewTopic(t, brokers, "interop-debezium-schema-include", 1)
+	produceSamples(t, brokers, schemaTopic, root, []string{"schema/format/debezium/testdata/create_with_schema.json",
+		"schema/format/debezium/testdata/update_with_schema.json", "schema/format/debezium/testdata/delete_with_schema.json"})
+	schemaColumns := "id INT, first_name STRING, last_name STRING, email STRING, " +
+		"sch STRING METADATA FROM 'value.schema' VIRTUAL, ingestion_ts TIMESTAMP_LTZ(3) METADATA FROM 'value.ingestion-timestamp' VIRTUAL"
+	schemaType, err := schema.ParseType("ROW<id INT, first_name STRING, last_name STRING, email STRING, sch STRING, ingestion_ts TIMESTAMP_LTZ(3)>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemaDDL := func(name string) string {
+		return kafkaDDL(name, schemaColumns, schemaTopic, brokers, "'format' = 'debezium-json', 'debezium-json.schema-include' = 'true'")
+	}
 	cdcTopic := kafkatest.NewTopic(t, brokers, "interop-upsert-changelog-cdc", 1)
 	upsertFlink := kafkatest.NewTopic(t, brokers, "interop-upsert-changelog-flink", 1)
 	upsertConnectd := kafkatest.NewTopic(t, brokers, "interop-upsert-changelog-connectd", 1)
@@ -243,6 +257,8 @@ func TestFlinkChangelog(t *testing.T) {
 		s.add(changeDDL(i, tableName("flink", i), flinkTopic[i]))
 		inserts = append(inserts, fmt.Sprintf("INSERT INTO %s %s;", tableName("flink", i), changelogQuery))
 	}
+	s.add(schemaDDL("with_schema"))
+	schemaQuery := s.add("SELECT * FROM with_schema")
 	s.add(cdcDDL("cdc"))
 	s.add(upsertDDL("flink_upsert", upsertFlink, brokers))
 	inserts = append(inserts, "INSERT INTO flink_upsert SELECT * FROM cdc;")
@@ -311,6 +327,16 @@ func TestFlinkChangelog(t *testing.T) {
 			}
 		}()
 	}
+	var gotSchema []changeRow
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rows, err := readChangesWithConnectd(t, bin, root, schemaType, schemaDDL("t"))
+		if err != nil {
+			fail("debezium-json with schema-include: connectd reading: %v", err)
+		}
+		gotSchema = rows
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -363,6 +389,9 @@ func TestFlinkChangelog(t *testing.T) {
 			})
 		})
 	}
+	t.Run("debezium-json-schema-include", func(t *testing.T) {
+		compareChanges(t, "connectd reading Debezium's events with schema", flinkChanges(t, schemaType, res[schemaQuery]), gotSchema)
+	})
 	t.Run("upsert-kafka", func(t *testing.T) {
 		want, got := topicRecords(t, brokers, upsertFlink), topicRecords(t, brokers, upsertConnectd)
 		if w, g := strings.Join(want, "\n"), strings.Join(got, "\n"); w != g {
