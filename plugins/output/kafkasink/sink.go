@@ -110,6 +110,9 @@ type Sink struct {
 	// topicIDCache holds the topic ids of the source topics, for
 	// TxnOffsetCommit v6.
 	topicIDCache map[string][16]byte
+	// offsetChunkBytes bounds one TxnOffsetCommit request
+	// (commitchunk.Bytes; tests make it small).
+	offsetChunkBytes int
 
 	// recreate spaces out new transactional producers after lost ones;
 	// a commit resets it.
