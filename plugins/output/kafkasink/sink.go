@@ -374,6 +374,12 @@ func (s *Sink) buildRecords(batch service.MessageBatch) (recs []*kgo.Record, err
 		r, err := rb.build(i)
 		if err != nil {
 			errs[i] = err
+			if kafkaconn.Classify(err) == kafkaconn.Permanent {
+				// A record that no retry can build (a schema the
+				// registry refuses): every record after it would fail
+				// the same way.
+				s.endRun(err)
+			}
 			topic := ""
 			if r != nil {
 				topic = r.Topic
