@@ -24,7 +24,7 @@ run: build
 # avro-confluent interop test, and Apache Avro's Python library (its schema
 # compatibility checker referees schema/compat), in a venv of the checkout.
 INTEROP_VENV := .venv-interop
-INTEROP_PACKAGES := "confluent-kafka[avro,schemaregistry]" fastavro requests avro
+INTEROP_PACKAGES := "confluent-kafka[avro,schemaregistry]" fastavro requests avro protobuf
 $(INTEROP_VENV)/.installed: Makefile
 	python3 -m venv $(INTEROP_VENV)
 	$(INTEROP_VENV)/bin/pip install -q $(INTEROP_PACKAGES)

@@ -17,7 +17,7 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Parsing").
-		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format.").
+		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent, raw or protobuf format.").
 		Description(`
 The message must be an object: a row keyed by column name, such as `+"`table_decode`"+` produces. Its physical
 columns are written in the format; keys that are not physical columns are ignored, and absent columns are null
