@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/pythontest"
 )
 
 // Apache Avro's own compatibility checker (its Python library) is the
@@ -18,17 +18,7 @@ import (
 // renamed records), Check's verdict in each direction equals Avro's.
 func TestCheckAgreesWithApacheAvro(t *testing.T) {
 	t.Parallel()
-	py := os.Getenv("CONNECTD_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
-	if out, err := exec.Command(py, "-c", "import avro.compatibility").CombinedOutput(); err != nil {
-		msg := "the Apache Avro referee needs " + py + " with the avro package (pip install avro; make test's venv has it): " + strings.TrimSpace(string(out))
-		if os.Getenv("CONNECTD_REQUIRE_INTEROP") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	py := pythontest.Interpreter(t, "avro.compatibility", "avro")
 	schemas := []string{
 		rec(aInt),
 		rec(aLong),

@@ -5,31 +5,14 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-)
 
-// python returns $CONNECTD_PYTHON (or python3) with Google's protobuf
-// package; the test is skipped without it unless CONNECTD_REQUIRE_INTEROP=1.
-func python(t *testing.T) string {
-	t.Helper()
-	py := os.Getenv("CONNECTD_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
-	if out, err := exec.Command(py, "-c", "import google.protobuf.json_format").CombinedOutput(); err != nil {
-		msg := "interop with Google's protobuf needs " + py + " with the protobuf package (pip install protobuf; make test's venv has it): " + strings.TrimSpace(string(out))
-		if os.Getenv("CONNECTD_REQUIRE_INTEROP") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return py
-}
+	"github.com/connectd/connectd/internal/pythontest"
+)
 
 func runPython(t *testing.T, py string, args []string, stdin string) []string {
 	t.Helper()
@@ -51,7 +34,7 @@ func runPython(t *testing.T, py string, args []string, stdin string) []string {
 // set.
 func TestInteropWithGoogleProtobuf(t *testing.T) {
 	t.Parallel()
-	py := python(t)
+	py := pythontest.Interpreter(t, "google.protobuf.json_format", "protobuf")
 	set := writeDescriptorSet(t)
 	c := newCodec(t, orderColumns, nil)
 
