@@ -193,7 +193,9 @@ type series struct {
 	key string
 }
 
-func (s series) Incr(n int64) { s.r.update(s.key, func(v, sum int64) (int64, int64) { return v + n, sum }) }
+func (s series) Incr(n int64) {
+	s.r.update(s.key, func(v, sum int64) (int64, int64) { return v + n, sum })
+}
 func (s series) IncrFloat64(n float64) {
 	s.r.update(s.key, func(v, sum int64) (int64, int64) { return v + int64(n), sum })
 }
