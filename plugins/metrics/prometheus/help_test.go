@@ -85,8 +85,8 @@ func TestHelpTableCoversTheBundle(t *testing.T) {
 	}
 }
 
-// A metric that no table documents gets a neutral text naming its kind, and
-// one registered under a name the exporter must sanitise finds its text.
+// A metric that no table documents gets a neutral text naming its kind (a
+// timer's with its unit), whatever the exporter made of its name.
 func TestExporterHelpOfUnknownMetric(t *testing.T) {
 	t.Parallel()
 	e := newTestExporter(t, `{}`)
