@@ -352,7 +352,7 @@ With exactly_once:
   starts.
 - `+"`kafka_sink_txn_commit_latency_ns`"+` (timer): duration of the commit (EndTxn).
 - `+"`kafka_sink_txn_duration_ns`"+` (timer): from a transaction's begin (its first record) to the end of its commit or abort;
-  with records from `+"`kafka_source`"+` it is about `+"`commit_interval`"+` plus the commit. Flink's checkpoint duration.
+  with records from `+"`kafka_source`"+` it is about `+"`commit_interval`"+` plus the commit: how long a read_committed reader waits.
 - `+"`kafka_sink_txn_interval_ns`"+` (timer): time between the ends of two successive committed transactions of the sink
   (Flink's checkpoint interval, observed); an abort in between lengthens it. The first commit observes none.
 - `+"`kafka_sink_txn_records`"+` (gauge): records in the last committed transaction;
