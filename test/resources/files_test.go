@@ -8,6 +8,7 @@ package resources
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -151,13 +152,20 @@ func readDashboard(t testing.TB) dashboard {
 }
 
 // dashboardExprs returns every PromQL expression of the dashboard's panels
-// and query variables, by where it is.
+// and query variables, by where it is, with Grafana's variables replaced
+// (substituteVariables; a textbox variable by its default).
 func dashboardExprs(t testing.TB, d dashboard) map[string]string {
 	t.Helper()
+	textboxes := map[string]string{}
+	for _, v := range d.Templating.List {
+		if v.Type == "textbox" {
+			textboxes[v.Name] = fmt.Sprint(v.Current.Value)
+		}
+	}
 	out := map[string]string{}
 	for _, p := range d.Panels {
 		for _, tg := range p.Targets {
-			out["panel "+p.Title+" "+tg.RefID] = tg.Expr
+			out["panel "+p.Title+" "+tg.RefID] = substituteVariables(tg.Expr, textboxes)
 		}
 	}
 	for _, v := range d.Templating.List {
@@ -171,7 +179,7 @@ func dashboardExprs(t testing.TB, d dashboard) map[string]string {
 			t.Fatalf("variable %s: query: %v", v.Name, err)
 		}
 		if e, ok := labelValuesSelector(q.Query); ok {
-			out["variable "+v.Name] = e
+			out["variable "+v.Name] = substituteVariables(e, textboxes)
 		} else {
 			t.Errorf("variable %s: query %q is not label_values(<selector>, <label>)", v.Name, q.Query)
 		}
