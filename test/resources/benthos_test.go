@@ -161,9 +161,10 @@ func TestDeadLetterExampleRuns(t *testing.T) {
 	}
 
 	// Without the resource files the run must not start.
+	bin := connectdBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, connectdBin(t), "run", "config/dead_letter.yaml")
+	cmd := exec.CommandContext(ctx, bin, "run", "config/dead_letter.yaml")
 	cmd.Dir, cmd.Env = repoRoot(t), append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "rate limit resource 'backfill' was not found") {
 		t.Errorf("connectd run config/dead_letter.yaml without -r: %v, want a start-up failure naming the resource:\n%s", err, lastLines(string(b), 10))

@@ -53,9 +53,10 @@ func connectdBin(t testing.TB) string {
 // combined output and exit code.
 func runCLI(t *testing.T, timeout time.Duration, args ...string) (string, int) {
 	t.Helper()
+	bin := connectdBin(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, connectdBin(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = repoRoot(t)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
