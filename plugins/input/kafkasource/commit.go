@@ -227,10 +227,11 @@ func (o *owner) applyCommit(r commitDone) error {
 	group := o.conf.ConsumerGroup
 	if r.err != nil {
 		topics := map[string]bool{}
+		cause := commitFailureCause(r.err)
 		for tp := range r.pos {
 			if !topics[tp.topic] {
 				topics[tp.topic] = true
-				o.metrics.commitFailures.Incr(1, tp.topic)
+				o.metrics.commitFailures.Incr(1, tp.topic, cause)
 			}
 		}
 		return fmt.Errorf("committing offsets to consumer group %q: %w", group, r.err)
@@ -242,7 +243,7 @@ func (o *owner) applyCommit(r commitDone) error {
 	r.resp.Each(func(resp kadm.OffsetResponse) {
 		tp := topicPartition{topic: resp.Topic, partition: resp.Partition}
 		if resp.Err != nil {
-			o.metrics.commitFailures.Incr(1, resp.Topic)
+			o.metrics.commitFailures.Incr(1, resp.Topic, commitFailureCause(resp.Err))
 			errs = append(errs, &CommitError{Group: group, Topic: resp.Topic, Partition: resp.Partition, Offset: resp.At, Err: resp.Err})
 			return
 		}

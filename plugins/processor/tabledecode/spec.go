@@ -6,6 +6,7 @@ package tabledecode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/metricdoc"
 	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
@@ -105,6 +106,7 @@ pipeline:
 }
 
 func init() {
+	metricdoc.Register(table.BadMetrics(component)...)
 	spec := Spec()
 	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
 		_, err := table.ProcessorFromParsed(conf)
