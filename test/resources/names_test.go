@@ -53,6 +53,38 @@ func metricNames(expr string) []string {
 	return out
 }
 
+var reMatcherKey = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)`)
+
+// labelNames returns the sorted, distinct label names an expression
+// groups or matches by (by, without, on, ignoring, group_left/right and
+// label matchers), except job and instance, which Prometheus adds.
+func labelNames(expr string) []string {
+	e := reString.ReplaceAllString(expr, `""`)
+	seen := map[string]bool{}
+	for _, m := range reMatchers.FindAllString(e, -1) {
+		for _, k := range reMatcherKey.FindAllStringSubmatch(m, -1) {
+			seen[k[1]] = true
+		}
+	}
+	for _, m := range reLabelSet.FindAllString(e, -1) {
+		list := m[strings.Index(m, "(")+1 : len(m)-1]
+		for _, l := range strings.Split(list, ",") {
+			if l = strings.TrimSpace(l); l != "" {
+				seen[l] = true
+			}
+		}
+	}
+	delete(seen, "job")
+	delete(seen, "instance")
+	delete(seen, "__name__")
+	out := make([]string, 0, len(seen))
+	for l := range seen {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
 var reLabelValues = regexp.MustCompile(`^\s*label_values\((.*),\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*$`)
 
 // labelValuesSelector returns the series selector of a Grafana
@@ -105,6 +137,15 @@ func TestMetricNames(t *testing.T) {
 		if got := metricNames(c.expr); !slices.Equal(got, c.want) {
 			t.Errorf("metricNames(%q) = %q, want %q", c.expr, got, c.want)
 		}
+	}
+}
+
+func TestLabelNames(t *testing.T) {
+	t.Parallel()
+	got := labelNames(`sum by (job, instance, cause) (rate(x{path="a,b", topic=~"t"}[5m])) and on (job, reader) y{quantile!="0.5"}`)
+	want := []string{"cause", "path", "quantile", "reader", "topic"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

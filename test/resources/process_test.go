@@ -151,16 +151,27 @@ func (p *process) scrape() (string, error) {
 	return string(b), err
 }
 
-// sampleNames returns the names of the samples in a Prometheus text
-// exposition (a summary's `x`, `x_sum` and `x_count` are three names).
-func sampleNames(text string) map[string]bool {
-	out := map[string]bool{}
+// sampleLabels returns the names of the samples in a Prometheus text
+// exposition (a summary's `x`, `x_sum` and `x_count` are three names), each
+// with the label names its samples carry.
+func sampleLabels(text string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
 	for _, line := range strings.Split(text, "\n") {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		if i := strings.IndexAny(line, "{ "); i > 0 {
-			out[line[:i]] = true
+		i := strings.IndexAny(line, "{ ")
+		if i <= 0 {
+			continue
+		}
+		name := line[:i]
+		if out[name] == nil {
+			out[name] = map[string]bool{}
+		}
+		if line[i] == '{' {
+			for _, m := range reMatcherKey.FindAllStringSubmatch(reString.ReplaceAllString(line[i:], `""`), -1) {
+				out[name][m[1]] = true
+			}
 		}
 	}
 	return out
