@@ -93,7 +93,7 @@ func TestDashboardShape(t *testing.T) {
 		"Consumer lag per topic", "Transaction duration against interval", "Transaction commit success rate", "Consumption rate per partition",
 		// Issue 15's additions.
 		"Watermark lag per partition", "Paused partitions", "Fenced producers and aborted transactions", "Error rate",
-		"Records per partition and reader", "Partitions per reader", "Imbalance",
+		"Records per partition and reader", "Bytes per partition and reader", "Partitions per reader", "Imbalance",
 	} {
 		if !titles[want] {
 			t.Errorf("no panel %q", want)
