@@ -286,7 +286,7 @@ about 60% to the per-partition series' bytes once every partition delivered), so
 ### Metrics
 
 Each metric's Prometheus HELP line says what it counts and its unit. Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+`, `+"`cause`"+` as
-listed. With `+"`partition_metrics: topic`"+` the metrics listed with a `+"`partition`"+` label carry only `+"`topic`"+` (and `+"`reader`"+`):
+listed. With `+"`partition_metrics: topic`"+` the metrics that field lists carry only `+"`topic`"+` (and `+"`reader`"+`):
 gauges are summed over the topic's partitions (the partition watermark is their minimum), counters count per topic.
 
 - `+"`kafka_source_records_received`"+` / `+"`kafka_source_bytes_received`"+` (counters, `+"`topic`"+`): records fetched and handed to

@@ -237,6 +237,45 @@ func TestTransactionAbortedOnShutdownCounted(t *testing.T) {
 	}
 }
 
+// A fenced producer's transaction is counted aborted with cause fenced (and
+// the fencing in kafka_sink_txn_fenced) although the sink cannot abort it
+// itself; the batch, retried on a new producer, commits, and every
+// transaction begun is counted committed or aborted.
+func TestTransactionFencedCounted(t *testing.T) {
+	t.Parallel()
+	c, addr := newCluster(t, kfake.SeedTopics(1, "events"))
+	var injected atomic.Bool
+	c.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		et := req.(*kmsg.EndTxnRequest)
+		if !et.Commit || !injected.CompareAndSwap(false, true) {
+			c.KeepControl()
+			return nil, nil, false
+		}
+		resp := et.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.ProducerFenced.Code
+		return resp, nil, true
+	})
+	produce, rec := recordingStream(t, eosYAMLOutput(addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := produce(ctx, service.MessageBatch{message("a"), message("b")}); err != nil {
+		t.Fatalf("the batch was not written on a new producer: %v", err)
+	}
+	for key, want := range map[string]int64{
+		metrictest.Key(metricTxnCommitted):                  1,
+		metrictest.Key(metricTxnAborted, "cause", "fenced"): 1,
+		metrictest.Key(metricTxnFenced):                     1,
+		metrictest.Key(metricTxnDuration):                   2,
+	} {
+		if got := rec.Get(key); got != want {
+			t.Errorf("%s = %d, want %d", key, got, want)
+		}
+	}
+	if b, n := rec.Get(metrictest.Key(metricTxnBegun)), rec.Get(metrictest.Key(metricTxnCommitted))+rec.Total(metricTxnAborted); b != n {
+		t.Errorf("%d transactions begun, %d committed or aborted (%v)", b, n, rec.Series(metricTxnAborted))
+	}
+}
+
 // eosYAMLOutput is an exactly_once kafka_sink writing to topic events.
 func eosYAMLOutput(addr string) string {
 	return fmt.Sprintf(`
