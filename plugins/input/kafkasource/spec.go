@@ -147,7 +147,7 @@ this input reads it back, so that the buffer drops replayed records of windows a
 are in flight: to reuse the consumer group for another pipeline, reset its offsets first.
 
 Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, and every partition
-pauses while the records not yet acknowledged weigh `+"`max_unacknowledged_bytes`"+` (32 MiB), which bounds memory.
+pauses while the records not yet acknowledged weigh `+"`max_unacknowledged_bytes`"+` (16 MiB), which bounds memory.
 
 Transaction control markers (and, under `+"`read_committed`"+`, records of aborted transactions) are never
 delivered, but the position of their partition moves past them: the committed offset of a partition whose
@@ -561,7 +561,7 @@ With a watermark:
 			service.NewDurationField(fieldFetchMaxWait).
 				Description("Longest time the broker holds a fetch request open while waiting for data (Go duration). "+
 					"It also bounds how long a partition resumed after `checkpoint_limit` may wait for its next fetch. "+
-					"Default `500ms`. Flink option: `properties.fetch.max.wait.ms`.").
+					"Default `500ms`, at least `10ms`. Flink option: `properties.fetch.max.wait.ms`.").
 				Default(defaultFetchMaxWait).
 				Advanced(),
 			service.NewIntField(fieldFetchMinBytes).
