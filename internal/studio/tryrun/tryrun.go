@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/connectd/connectd/internal/studio/catalog"
@@ -233,9 +232,7 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 	run := newRun(fmt.Sprintf("r%d", r.mu.seq), req.Target, brokers, "http://"+metricsAddr+"/metrics", dir, in.tapFile, req.MaxMessages)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = r.opts.Dir
-	// Its own process group: a Ctrl-C in the studio's terminal reaches the
-	// studio, which stops the child itself (Close).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -104,6 +104,19 @@ func TestQuickstartOnDevBroker(t *testing.T) {
 		t.Fatalf("captured %d messages, max_messages is 8", got)
 	}
 
+	// A live event stream: after the replay, the stop's state changes and
+	// the exit arrive, and the stream ends.
+	resp, err := http.Get(srv.URL + "/api/run/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	streamed := make(chan string, 1)
+	go func() {
+		body, _ := io.ReadAll(resp.Body)
+		streamed <- string(body)
+	}()
+
 	pid := run.cmd.Process.Pid
 	status, stopped := post(t, srv.URL+"/api/run/"+id+"/stop", nil)
 	if status != http.StatusOK || stopped["state"] != StateExited {
@@ -115,6 +128,17 @@ func TestQuickstartOnDevBroker(t *testing.T) {
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("child %d still exists after stop: %v", pid, err)
+	}
+	select {
+	case body := <-streamed:
+		for _, want := range []string{"event: message\n", "event: metrics\n", "event: state\ndata: {\"state\":\"stopping\"}\n",
+			"event: state\ndata: {\"state\":\"exited\"}\n", "event: exit\ndata: {\"code\":0,"} {
+			if !strings.Contains(body, want) {
+				t.Fatalf("event stream lacks %q:\n%s", want, body)
+			}
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream did not end with the run")
 	}
 	// The studio can run again.
 	if status, again := post(t, srv.URL+"/api/run", StartRequest{YAML: "input:\n  generate: { count: 1, mapping: 'root = 1' }\noutput:\n  drop: {}\n"}); status != http.StatusCreated {
