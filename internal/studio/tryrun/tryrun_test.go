@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/internal/eventually"
+	"github.com/connectd/connectd/internal/studio/catalog"
 )
 
 func newRunner(t *testing.T) *Runner {
@@ -316,5 +318,40 @@ tests:
 	}
 	if !got.Passed || !got.Tests[0].Passed || !got.Tests[1].Passed {
 		t.Fatalf("all passing: %+v", got)
+	}
+}
+
+// TestExamplePlansLint: the config a run hands the child (tap, HTTP,
+// metrics, development broker in every table and field) lints clean for
+// every example pipeline, so the run checks what `connectd lint` checked.
+func TestExamplePlansLint(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "config", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		p, err := makePlan(planInput{
+			src: src, env: catalog.Env{Dir: root}, devBroker: "127.0.0.1:5555",
+			tapFile: filepath.Join(dir, "tap.jsonl"), maxMessages: 5, metricsAddr: "127.0.0.1:5556", copyDir: dir,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		cfg := filepath.Join(dir, "pipeline.yaml")
+		if err := os.WriteFile(cfg, p.config, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(connectdBin(t), "lint", cfg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: the run's config does not lint: %v\n%s\n%s", filepath.Base(f), err, out, p.config)
+		}
 	}
 }
