@@ -212,8 +212,12 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 	if req.Target == TargetConfigured && !req.ConfirmRealBrokers {
 		return nil, &RealBrokersError{Brokers: brokers}
 	}
-	if req.Target == TargetDevBroker {
+	switch {
+	case req.Target == TargetDevBroker && p.kafka:
 		brokers = []string{in.devBroker}
+	case req.Target == TargetDevBroker:
+		// Nothing to connect to Kafka: no development broker.
+		in.devBroker, brokers = "", []string{}
 	}
 	cfg := filepath.Join(dir, "pipeline.yaml")
 	if err := os.WriteFile(cfg, p.config, 0o600); err != nil {

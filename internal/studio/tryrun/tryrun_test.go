@@ -203,6 +203,9 @@ output:
 	if s.State != StateExited || s.Exit == nil || s.Exit.Code != 0 || s.Exit.StoppedByUser {
 		t.Fatalf("snapshot %+v exit %+v", s, s.Exit)
 	}
+	if len(s.Brokers) != 0 || strings.Contains(fmt.Sprint(s.Logs), "development broker") {
+		t.Fatalf("a pipeline without Kafka started a development broker: %v %v", s.Brokers, s.Logs)
+	}
 	if len(s.Messages) != 3 || s.Messages[2].Content != `{"n":3}` || s.Messages[2].Metadata["tag"] != "t3" {
 		t.Fatalf("messages %+v", s.Messages)
 	}
