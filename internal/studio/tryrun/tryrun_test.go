@@ -210,8 +210,11 @@ output:
 		t.Fatalf("messages %+v", s.Messages)
 	}
 
-	// The event stream of an ended run replays it and ends.
-	srv := httptest.NewServer(r)
+	// The event stream of an ended run replays it and ends, through a
+	// middleware that wraps the ResponseWriter as the studio's does.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.ServeHTTP(wrappedWriter{w}, req)
+	}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/run/" + run.ID + "/events")
 	if err != nil {
@@ -358,3 +361,12 @@ func TestExamplePlansLint(t *testing.T) {
 		}
 	}
 }
+
+// wrappedWriter is a middleware's ResponseWriter: it hides Flush but
+// unwraps to the writer that has it.
+type wrappedWriter struct{ w http.ResponseWriter }
+
+func (w wrappedWriter) Header() http.Header         { return w.w.Header() }
+func (w wrappedWriter) Write(b []byte) (int, error) { return w.w.Write(b) }
+func (w wrappedWriter) WriteHeader(code int)        { w.w.WriteHeader(code) }
+func (w wrappedWriter) Unwrap() http.ResponseWriter { return w.w }
