@@ -300,7 +300,7 @@ output:
 	src0 := g.Node("input.broker.inputs.0").Kafka
 	if src0 == nil || !slices.Equal(src0.Topics, []string{"orders"}) || src0.ConsumerGroup != "copy" ||
 		src0.Assignment != "enumerator" || !slices.Equal(src0.SeedBrokers, []string{"127.0.0.1:19092"}) ||
-		src0.Watermark["idle_timeout"] != "30s" {
+		src0.Watermark["idle_timeout"] != "30s" || src0.StartFrom != "committed" || src0.StopAt != "none" {
 		t.Fatalf("first source: %+v", src0)
 	}
 	if src1 := g.Node("input.broker.inputs.1").Kafka; src1.TopicPattern != "logs-.*" || src1.Assignment != "group" || src1.ConsumerGroup != "" {
