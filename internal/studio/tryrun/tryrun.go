@@ -79,6 +79,9 @@ type Runner struct {
 		sync.Mutex
 		seq  int
 		runs map[string]*Run
+		// order is the ids of runs, oldest first: ended runs beyond
+		// keptRuns are forgotten.
+		order []string
 		// active is the run whose child has not exited, nil if none.
 		active *Run
 	}
@@ -250,7 +253,9 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 	}
 	run.cmd = cmd
 	r.mu.runs[run.ID] = run
+	r.mu.order = append(r.mu.order, run.ID)
 	r.mu.active = run
+	r.forgetLocked()
 
 	var logs sync.WaitGroup
 	logs.Add(2)
@@ -278,6 +283,18 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 		run.exited(err)
 	}()
 	return run, nil
+}
+
+// keptRuns is how many runs (the active one included) stay readable.
+const keptRuns = 8
+
+// forgetLocked drops the oldest runs beyond keptRuns; only ended runs can
+// be old, as one run at a time is alive.
+func (r *Runner) forgetLocked() {
+	for len(r.mu.order) > keptRuns {
+		delete(r.mu.runs, r.mu.order[0])
+		r.mu.order = r.mu.order[1:]
+	}
 }
 
 // Get returns the run with the given id.

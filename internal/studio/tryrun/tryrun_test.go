@@ -370,3 +370,23 @@ func (w wrappedWriter) Header() http.Header         { return w.w.Header() }
 func (w wrappedWriter) Write(b []byte) (int, error) { return w.w.Write(b) }
 func (w wrappedWriter) WriteHeader(code int)        { w.w.WriteHeader(code) }
 func (w wrappedWriter) Unwrap() http.ResponseWriter { return w.w }
+
+func TestOldRunsForgotten(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	var ids []string
+	for range keptRuns + 2 {
+		run, err := r.Start(StartRequest{YAML: "input:\n  generate: { count: 1, interval: '', mapping: 'root = 1' }\noutput:\n  drop: {}\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-run.Done()
+		ids = append(ids, run.ID)
+	}
+	for i, id := range ids {
+		_, ok := r.Get(id)
+		if want := i >= 2; ok != want {
+			t.Fatalf("run %s (%d of %d): kept %v, want %v", id, i+1, len(ids), ok, want)
+		}
+	}
+}
