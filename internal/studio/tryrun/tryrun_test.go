@@ -325,6 +325,24 @@ tests:
 	if !got.Passed || !got.Tests[0].Passed || !got.Tests[1].Passed {
 		t.Fatalf("all passing: %+v", got)
 	}
+
+	// A lint problem fails the run, as `connectd test` exits 1 on it.
+	linted, err := r.Test(t.Context(), strings.Replace(passing, "  drop: {}\n", "  drop: {}\n  nope: 1\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linted.Passed || len(linted.Lint) != 1 || !strings.Contains(linted.Lint[0], "(6,1) field nope") {
+		t.Fatalf("lint: %+v", linted)
+	}
+
+	// No tests.
+	none, err := r.Test(t.Context(), "input:\n  stdin: {}\noutput:\n  drop: {}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.Passed || len(none.Tests) != 0 || !strings.Contains(none.Output, "No tests were found") {
+		t.Fatalf("no tests: %+v", none)
+	}
 }
 
 // TestExamplePlansLint: the config a run hands the child (tap, HTTP,
