@@ -408,3 +408,29 @@ func TestOldRunsForgotten(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseStopsTheRun: the studio's shutdown stops its run's child.
+func TestCloseStopsTheRun(t *testing.T) {
+	t.Parallel()
+	r := NewRunner(Options{Binary: connectdBin(t), Dir: repoRoot(t)})
+	run, err := r.Start(StartRequest{YAML: "input:\n  generate: { interval: 1s, mapping: 'root = 1' }\noutput:\n  drop: {}\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, 30*time.Second, "the run is up", func() bool { return run.Snapshot().State == StateRunning })
+	pid := run.cmd.Process.Pid
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-run.Done():
+	default:
+		t.Fatal("Close returned before the child exited")
+	}
+	if e := run.Snapshot().Exit; e == nil || !e.StoppedByUser || e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("child %d still exists: %v", pid, err)
+	}
+}
