@@ -80,3 +80,36 @@ func TestExpandEnv(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// TestParseKeepsWhatFollowsABrokenLine: a line being typed (a leaf) does
+// not cost the graph the rest of the file, even where yaml.v3 names the
+// line of the enclosing block.
+func TestParseKeepsWhatFollowsABrokenLine(t *testing.T) {
+	t.Parallel()
+	const tail = "pipeline:\n  processors:\n    - mapping: 'root = this'\noutput:\n  drop: {}\n"
+	cases := map[string]string{
+		"unclosed flow sequence": "input:\n  kafka_source:\n    topics: [ a\n    consumer_group: g\n" + tail,
+		"unclosed quote":         "input:\n  kafka_source:\n    topics: \"a\n    consumer_group: g\n" + tail,
+		"two colons":             "input:\n  kafka_source:\n    topics: a: b\n    consumer_group: g\n" + tail,
+		"missing colon":          "input:\n  kafka_source:\n    topics: [a]\n    consumer_group g\n    x: 1\n" + tail,
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root, problems := Parse([]byte(src))
+			if len(problems) != 1 || root == nil {
+				t.Fatalf("root %v problems %+v", root, problems)
+			}
+			_, out := Get(root, "output")
+			if out == nil || String(out, "drop") != "" {
+				t.Fatalf("the output after the broken line is lost")
+			}
+			if _, drop := Get(out, "drop"); drop == nil || drop.Line != strings.Count(src, "\n") {
+				t.Fatalf("drop %+v: lines moved", drop)
+			}
+			if _, in := Get(root, "input"); in == nil {
+				t.Fatal("the input is lost")
+			}
+		})
+	}
+}
