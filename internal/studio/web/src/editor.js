@@ -172,7 +172,7 @@ const lintSource = linter(async (view) => {
   const doc = view.state.doc;
   const out = r.data.problems.map((p) => toDiagnostic(doc, p, "error", "connectd lint"));
   for (const p of extraDiagnostics) out.push(toDiagnostic(doc, p, "error", p.source));
-  lastLint = { problems: r.data.problems, at: performance.now() };
+  lastLint = { problems: r.data.problems, at: performance.now(), text };
   document.dispatchEvent(new CustomEvent("studio-lint", { detail: r.data.problems }));
   return out;
 }, { delay: lintDelay });
