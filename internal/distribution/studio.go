@@ -1,9 +1,19 @@
 package distribution
 
-import "github.com/connectd/connectd/internal/studio"
+import (
+	"os"
 
-// studioMounts returns the APIs `connectd studio` mounts beside its own:
-// the pipeline graph, the catalog view and try-it.
+	"github.com/connectd/connectd/internal/studio"
+	"github.com/connectd/connectd/internal/studio/catalog"
+)
+
+// studioMounts returns the APIs `connectd studio` mounts beside its own
+// (internal/studio/API.md): the catalog view, the pipeline graph and
+// try-it. Relative paths in a pipeline resolve against the working
+// directory, as for `connectd lint` and `connectd run`.
 func studioMounts() []studio.Mount {
-	return nil
+	wd, _ := os.Getwd()
+	return []studio.Mount{
+		{Pattern: "POST /api/catalog", Handler: catalog.Handler(catalog.Options{Dir: wd})},
+	}
 }

@@ -82,6 +82,13 @@ func Serve(ctx context.Context, address string, allowRemote bool, opts Options, 
 	if err != nil {
 		return err
 	}
+	defer func() {
+		for _, m := range opts.Mounts {
+			if m.Close != nil {
+				m.Close()
+			}
+		}
+	}()
 	if !loopback {
 		fmt.Fprintf(errOut, "connectd studio: WARNING: listening on %s, which is not loopback: anyone who can reach it and has the token can read and write the files under %v\n", ln.Addr(), opts.Paths)
 	}

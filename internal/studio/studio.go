@@ -30,11 +30,13 @@ import (
 	"github.com/connectd/connectd/internal/studio/web"
 )
 
-// Mount is an API mounted under Prefix ("/api/graph/"), behind the
-// studio's security.
+// Mount is an API mounted on Pattern (an http.ServeMux pattern such as
+// "POST /api/graph"), behind the studio's security. Close, when set, is
+// called when the studio stops (a try-it run is stopped then).
 type Mount struct {
-	Prefix  string
+	Pattern string
 	Handler http.Handler
+	Close   func()
 }
 
 // Options configures a Server.
@@ -82,7 +84,7 @@ func New(opts Options, addr net.Addr, token string) (http.Handler, error) {
 	s.mux.Handle("/api/lint", s.linter)
 	s.mux.HandleFunc("/api/schema", s.serveSchema)
 	for _, m := range opts.Mounts {
-		s.mux.Handle(m.Prefix, m.Handler)
+		s.mux.Handle(m.Pattern, m.Handler)
 	}
 	s.mux.Handle("/", web.Handler())
 	return newGuard(token, addr, s.mux), nil

@@ -28,7 +28,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 var (
@@ -304,4 +307,25 @@ func takeScreenshot(t *testing.T, ctx context.Context) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", out, len(png))
+}
+
+// press sends a special key (Enter, Backspace) as a key down and up with
+// no character event: CodeMirror acts on the key down, and Chromium would
+// otherwise also insert the key's character ("\r").
+func press(key rune) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, k := range kb.Encode(key) {
+			if k.Type == kb.KeyChar {
+				continue
+			}
+			if k.Type == kb.KeyDown {
+				k.Type = kb.KeyRawDown
+				k.Text, k.UnmodifiedText = "", ""
+			}
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, *k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

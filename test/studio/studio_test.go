@@ -50,12 +50,15 @@ func TestStudioInBrowser(t *testing.T) {
 		t.Fatalf("the quickstart shows %d diagnostics", n)
 	}
 
-	t.Run("complete a field", func(t *testing.T) {
+	step(t, "complete a field", func(t *testing.T) {
 		cursorAt(t, ctx, "consumer_group: connectd-quickstart", len("consumer_group: connectd-quickstart"))
-		run(t, ctx, chromedp.KeyEvent("\r"), chromedp.KeyEvent("fetch_max_w"))
+		run(t, ctx, press('\r'), chromedp.KeyEvent("fetch_max_w"))
 		waitJS(t, ctx, 10*time.Second, `[...document.querySelectorAll(".cm-tooltip-autocomplete li")].some(li => li.textContent.startsWith("fetch_max_wait"))`,
-			`[...document.querySelectorAll(".cm-tooltip-autocomplete li")].map(li => li.textContent)`)
-		run(t, ctx, chromedp.KeyEvent("\r"), chromedp.KeyEvent("750ms"))
+			`[[...document.querySelectorAll(".cm-tooltip-autocomplete li")].map(li => li.textContent), studio.view.state.doc.toString().slice(700, 1000)]`)
+		// Enter accepts only once the list has been shown for CodeMirror's
+		// interaction delay (75ms, editor.js): that is the one fixed wait.
+		eval(t, ctx, `new Promise(r => setTimeout(() => r(true), 150))`, new(bool))
+		run(t, ctx, press('\r'), chromedp.KeyEvent("750ms"))
 		if want := "          consumer_group: connectd-quickstart\n          fetch_max_wait: 750ms\n"; !strings.Contains(doc(t, ctx), want) {
 			t.Fatalf("after completing, the editor lacks %q:\n%s", want, doc(t, ctx)[:1200])
 		}
@@ -67,12 +70,12 @@ func TestStudioInBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("typo shows a diagnostic at the line connectd lint gives, fix removes it", func(t *testing.T) {
-		cursorAt(t, ctx, "            topic: quickstart", len("            topi"))
-		run(t, ctx, chromedp.KeyEvent("\b"), chromedp.KeyEvent("k")) // topic -> topik
+	step(t, "typo shows a diagnostic at the line connectd lint gives, fix removes it", func(t *testing.T) {
+		cursorAt(t, ctx, "            topic: quickstart", len("            topic"))
+		run(t, ctx, press('\b'), chromedp.KeyEvent("k")) // topic -> topik
 		text := doc(t, ctx)
 		if !strings.Contains(text, "            topik: quickstart") {
-			t.Fatal("the typo was not typed")
+			t.Fatalf("the typo was not typed:\n%s", text[strings.Index(text, "kafka_sink:"):][:300])
 		}
 		want := cliLintLines(t, text)
 		if len(want) == 0 {
@@ -88,11 +91,11 @@ func TestStudioInBrowser(t *testing.T) {
 		if !containsSub(msgs, fmt.Sprintf("%d:13 field topik: kafka_sink has no such field; did you mean topic?", typoLine)) {
 			t.Fatalf("diagnostics %v lack the did-you-mean at %d:13", msgs, typoLine)
 		}
-		run(t, ctx, chromedp.KeyEvent("\b"), chromedp.KeyEvent("c"))
+		run(t, ctx, press('\b'), chromedp.KeyEvent("c"))
 		waitJS(t, ctx, 10*time.Second, `document.querySelectorAll(".cm-lintRange-error").length === 0 && studio.view.state.doc.toString().includes("            topic: quickstart")`, errorLinesJS)
 	})
 
-	t.Run("form switches the delivery guarantee, keeping comments", func(t *testing.T) {
+	step(t, "form switches the delivery guarantee, keeping comments", func(t *testing.T) {
 		before := doc(t, ctx)
 		cursorAt(t, ctx, "            topic: quickstart", 14)
 		sel := `#f-output-switch-cases-0-output-kafka_sink-delivery_guarantee`
@@ -119,7 +122,7 @@ func TestStudioInBrowser(t *testing.T) {
 		waitLintSettled(t, ctx)
 	})
 
-	t.Run("graph follows the YAML", func(t *testing.T) {
+	step(t, "graph follows the YAML", func(t *testing.T) {
 		if code, _ := postJSON(t, s, "/api/graph", `{"yaml":"input: {}"}`); code == 404 {
 			t.Skip("the graph API (internal/studio/graph) is not in this build")
 		}
@@ -134,7 +137,7 @@ func TestStudioInBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("run on the dev broker shows output messages", func(t *testing.T) {
+	step(t, "run on the dev broker shows output messages", func(t *testing.T) {
 		if code, _ := postJSON(t, s, "/api/test", `{"yaml":"input: {}"}`); code == 404 {
 			t.Skip("the try-it API (internal/studio/tryrun) is not in this build")
 		}
@@ -149,7 +152,7 @@ func TestStudioInBrowser(t *testing.T) {
 		waitJS(t, ctx, 30*time.Second, `document.querySelector("#tryit .run-state").dataset.state === "exited"`, `document.querySelector("#tryit .run-state").textContent`)
 	})
 
-	t.Run("save writes the file; a file changed on disk is not overwritten unasked", func(t *testing.T) {
+	step(t, "save writes the file; a file changed on disk is not overwritten unasked", func(t *testing.T) {
 		run(t, ctx, chromedp.Click(`#save`))
 		waitJS(t, ctx, 10*time.Second, `document.querySelector("#status").textContent.startsWith("saved")`, `document.querySelector("#status").textContent`)
 		onDisk, _ := os.ReadFile(file)
@@ -183,7 +186,7 @@ func TestStudioInBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("refused: no token, another site, a path outside the directories", func(t *testing.T) {
+	step(t, "refused: no token, another site, a path outside the directories", func(t *testing.T) {
 		for _, p := range []string{"/", "/api/files", "/api/file?path=" + file, "/api/schema"} {
 			if code, body := get(t, s.Base+p, nil); code != 401 {
 				t.Errorf("GET %s without the token: %d, want 401 (%s)", p, code, body)
@@ -273,4 +276,16 @@ func containsSub(xs []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// step runs one step of a walk-through as a subtest; a failed step ends the
+// walk (the later steps build on its result).
+func step(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	if t.Failed() {
+		return
+	}
+	if !t.Run(name, f) {
+		t.FailNow()
+	}
 }

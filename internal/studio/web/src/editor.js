@@ -20,6 +20,10 @@ import { contextAt, keyAt, walk, child, deref, flinkOption, defaultText, typeTex
 // lintDelay: ms after the last keystroke before the buffer is linted.
 export const lintDelay = 150;
 
+// completionInteractionDelay: ms a completion list is shown before Enter
+// accepts from it (CodeMirror's guard against accepting one by typing on).
+export const completionInteractionDelay = 75;
+
 function lines(state) {
   return state.doc.toString().split("\n");
 }
@@ -224,7 +228,7 @@ export function createEditor(parent, onChange) {
       syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
       EditorState.tabSize.of(2),
       yaml(),
-      autocompletion({ override: [complete], activateOnTyping: true, icons: false }),
+      autocompletion({ override: [complete], activateOnTyping: true, icons: false, interactionDelay: completionInteractionDelay }),
       hover,
       lintSource,
       lintGutter(),
