@@ -18,7 +18,7 @@ import { api, el } from "./api.js";
 import { contextAt, keyAt, walk, child, deref, flinkOption, defaultText, typeText, schemaRoot } from "./schema.js";
 
 // lintDelay: ms after the last keystroke before the buffer is linted.
-export const lintDelay = 150;
+export const lintDelay = 100;
 
 // completionInteractionDelay: ms a completion list is shown before Enter
 // accepts from it (CodeMirror's guard against accepting one by typing on).
@@ -169,6 +169,7 @@ export function toDiagnostic(doc, p, severity, source) {
 export let lastLint = { problems: [], at: 0 };
 
 const lintSource = linter(async (view) => {
+  const started = performance.now();
   const text = view.state.doc.toString();
   const r = await api("POST", "/api/lint", text);
   if (!r.ok) return [];
@@ -176,7 +177,7 @@ const lintSource = linter(async (view) => {
   const doc = view.state.doc;
   const out = r.data.problems.map((p) => toDiagnostic(doc, p, "error", "connectd lint"));
   for (const p of extraDiagnostics) out.push(toDiagnostic(doc, p, "error", p.source));
-  lastLint = { problems: r.data.problems, at: performance.now(), text };
+  lastLint = { problems: r.data.problems, started, at: performance.now(), text };
   document.dispatchEvent(new CustomEvent("studio-lint", { detail: r.data.problems }));
   return out;
 }, { delay: lintDelay });

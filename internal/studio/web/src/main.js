@@ -3,7 +3,7 @@
 
 import { api, el, debounce } from "./api.js";
 import { loadSchema } from "./schema.js";
-import { createEditor, jumpTo, setExtraDiagnostics, lastLint } from "./editor.js";
+import { createEditor, jumpTo, setExtraDiagnostics, lastLint, lintDelay } from "./editor.js";
 import { renderForm } from "./form.js";
 import { renderGraph } from "./graph.js";
 import { renderCatalog, catalogDiagnostics } from "./catalog.js";
@@ -105,6 +105,10 @@ async function save(force) {
 }
 
 // ---- panes ----
+//
+// The panes follow the buffer after the lint has had its turn (editor.js
+// lintDelay, 100ms): the form after 250ms of quiet, the graph after 350ms,
+// the catalog after 400ms, so that none of them delays the diagnostics.
 
 function onJump(start, end) {
   jumpTo(view, start, end);
@@ -121,7 +125,7 @@ const refreshGraph = debounce(async () => {
   }
   renderGraph($("#graph"), r.ok ? r.data : { nodes: [], errors: [{ message: (r.data && r.data.error) || String(r.status) }] }, onJump);
   $("#graph").dataset.seq = String(seq);
-}, 200);
+}, 350);
 
 let catalogSeq = 0;
 const refreshCatalog = debounce(async () => {
@@ -135,13 +139,13 @@ const refreshCatalog = debounce(async () => {
   const cat = r.ok ? r.data : { tables: [], errors: [{ message: (r.data && r.data.error) || String(r.status) }] };
   renderCatalog($("#catalog"), cat, onJump);
   setExtraDiagnostics(view, catalogDiagnostics(cat));
-}, 300);
+}, 400);
 
 const refreshForm = debounce(() => {
   renderForm($("#form"), text(), view.state.selection.main.head, (next) => {
     view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: next }, selection: { anchor: Math.min(view.state.selection.main.head, next.length) } });
   });
-}, 120);
+}, 250);
 
 function refreshPanes() {
   refreshGraph();
@@ -196,6 +200,7 @@ async function main() {
 window.studio = {
   get view() { return view; },
   get lastLint() { return lastLint; },
+  lintDelay,
   state,
   openFile,
   save,
