@@ -83,7 +83,7 @@ type Table struct {
 
 // Result is the catalog view of a file.
 type Result struct {
-	Tables []*Table           `json:"tables"`
+	Tables []*Table          `json:"tables"`
 	Errors []yamlsrc.Problem `json:"errors"`
 }
 

@@ -26,14 +26,14 @@ func TestDDLErrorsAtFilePosition(t *testing.T) {
 		{
 			name: "literal block",
 			yaml: lines(
-				"input:", //                              1
-				"  kafka_source:", //                     2
-				"    topics: [ a ]", //                   3
-				"    ddl: |", //                          4
-				"      CREATE TABLE orders (", //         5
-				"        id BIGINT,", //                  6
-				"        amount DECIMAL(10, 2) WITH", //  7: DDL line 3, col 31
-				"      ) WITH ('connector' = 'kafka')", //8
+				"input:",                               // 1
+				"  kafka_source:",                      // 2
+				"    topics: [ a ]",                    // 3
+				"    ddl: |",                           // 4
+				"      CREATE TABLE orders (",          // 5
+				"        id BIGINT,",                   // 6
+				"        amount DECIMAL(10, 2) WITH",   // 7: DDL line 3, col 31
+				"      ) WITH ('connector' = 'kafka')", // 8
 				"output:",
 				"  drop: {}",
 			),
@@ -42,12 +42,12 @@ func TestDDLErrorsAtFilePosition(t *testing.T) {
 		{
 			name: "literal block with anchor and blank first line",
 			yaml: lines(
-				"pipeline:", //                           1
-				"  processors:", //                       2
-				"    - table_decode:", //                 3
-				"        ddl: &t |", //                   4
-				"", //                                    5: DDL line 1
-				"          CREATE TABLE x (id INT,)", //  6: DDL line 2, the ) at DDL col 24
+				"pipeline:",                          // 1
+				"  processors:",                      // 2
+				"    - table_decode:",                // 3
+				"        ddl: &t |",                  // 4
+				"",                                   // 5: DDL line 1
+				"          CREATE TABLE x (id INT,)", // 6: DDL line 2, the ) at DDL col 24
 			),
 			want: yamlsrc.Problem{Path: "pipeline.processors.0.table_decode.ddl", Line: 6, Col: 10 + 24},
 		},
