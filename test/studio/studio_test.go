@@ -64,10 +64,7 @@ func TestStudioInBrowser(t *testing.T) {
 		}
 		// The hover docs of the completed field name its Flink option.
 		// (fetch_max_wait is the Java consumer's fetch.max.wait.ms.)
-		waitLintSettled(t, ctx)
-		if n := evalAs[int](t, ctx, `document.querySelectorAll(".cm-lintRange-error").length`); n != 0 {
-			t.Fatalf("a completed field shows %d diagnostics", n)
-		}
+		waitJS(t, ctx, 10*time.Second, `studio.lastLint.text === studio.view.state.doc.toString() && document.querySelectorAll(".cm-lintRange-error").length === 0`, `studio.lastLint.problems`)
 	})
 
 	step(t, "typo shows a diagnostic at the line connectd lint gives, fix removes it", func(t *testing.T) {
@@ -100,7 +97,7 @@ func TestStudioInBrowser(t *testing.T) {
 		cursorAt(t, ctx, "            topic: quickstart", 14)
 		sel := `#f-output-switch-cases-0-output-kafka_sink-delivery_guarantee`
 		waitJS(t, ctx, 10*time.Second, fmt.Sprintf(`document.querySelector(%q)`, sel), `document.querySelector("#form").innerText.slice(0, 300)`)
-		if txt := evalAs[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).closest(".field").innerText`, sel)); !strings.Contains(txt, "sink.delivery-guarantee") || !strings.Contains(txt, "at_least_once") {
+		if txt := evalAs[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).closest(".field").textContent`, sel)); !strings.Contains(txt, "sink.delivery-guarantee") || !strings.Contains(txt, "at_least_once") {
 			t.Fatalf("the field shows neither its Flink option nor its default: %q", txt)
 		}
 		eval(t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector(%q); s.value = "exactly_once"; s.dispatchEvent(new Event("change")); return true; })()`, sel), new(bool))
@@ -112,14 +109,24 @@ func TestStudioInBrowser(t *testing.T) {
 		}
 		// Only that line was added: every comment and every other line is kept.
 		if strings.Replace(after, "            delivery_guarantee: exactly_once\n", "", 1) != before {
-			t.Fatal("the form changed more than the one line")
+			t.Fatalf("the form changed more than the one line:\n--- before\n%s\n--- after\n%s", before, after)
 		}
 		for _, c := range []string{"# connectd quickstart.", "    # Records read back from Kafka are rendered as one line each; generated"} {
 			if !strings.Contains(after, c) {
 				t.Fatalf("comment %q lost", c)
 			}
 		}
+		// The live lint follows the form: exactly_once wants a
+		// transactional_id_prefix (and one pipeline thread), as connectd
+		// lint says.
 		waitLintSettled(t, ctx)
+		msgs := evalAs[[]string](t, ctx, `studio.lastLint.problems.map(p => p.line + ":" + p.column + " " + p.message)`)
+		if !containsSub(msgs, "field transactional_id_prefix: required with delivery_guarantee exactly_once") {
+			t.Fatalf("after switching to exactly_once the diagnostics are %v", msgs)
+		}
+		if want := cliLintLines(t, after); fmt.Sprint(want) != fmt.Sprint(evalAs[[]int](t, ctx, `[...new Set(studio.lastLint.problems.map(p => p.line))].sort((a,b)=>a-b)`)) {
+			t.Fatalf("the editor's diagnostics %v are not at connectd lint's lines %v", msgs, want)
+		}
 	})
 
 	step(t, "graph follows the YAML", func(t *testing.T) {
@@ -128,13 +135,31 @@ func TestStudioInBrowser(t *testing.T) {
 		}
 		run(t, ctx, chromedp.Click(`.tabs button[data-tab="graph"]`))
 		waitJS(t, ctx, 10*time.Second, `document.querySelector('#graph .node[data-component="kafka_sink"] .badge-exactly_once')`, `document.querySelector("#graph").innerText.slice(0, 500)`)
-		waitJS(t, ctx, 5*time.Second, `document.querySelector('#graph .edge-exactly_once')`, `document.querySelector("#graph").innerText.slice(0, 500)`)
+		waitJS(t, ctx, 5*time.Second, `document.querySelector('#graph .edge-exactly_once') && document.querySelector('#graph svg.links path.link-eos')`, `document.querySelector("#graph").innerText.slice(0, 500)`)
 		// Clicking the sink jumps to its YAML.
 		run(t, ctx, chromedp.Click(`#graph .node[data-component="kafka_sink"] > .node-head`))
 		line := evalAs[string](t, ctx, `studio.view.state.doc.lineAt(studio.view.state.selection.main.head).text`)
 		if strings.TrimSpace(line) != "kafka_sink:" {
 			t.Fatalf("clicking the kafka_sink node put the cursor on %q", line)
 		}
+		takeScreenshot(t, ctx)
+	})
+
+	step(t, "form sets the guarantee back; lint and graph follow", func(t *testing.T) {
+		run(t, ctx, chromedp.Click(`.tabs button[data-tab="form"]`))
+		cursorAt(t, ctx, "            topic: quickstart", 14)
+		sel := `#f-output-switch-cases-0-output-kafka_sink-delivery_guarantee`
+		waitJS(t, ctx, 10*time.Second, fmt.Sprintf(`document.querySelector(%q) && document.querySelector(%q).value === "exactly_once"`, sel, sel), `document.querySelector("#form").innerText.slice(0, 300)`)
+		eval(t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector(%q); s.value = "at_least_once"; s.dispatchEvent(new Event("change")); return true; })()`, sel), new(bool))
+		waitJS(t, ctx, 5*time.Second, `studio.view.state.doc.toString().includes("            delivery_guarantee: at_least_once\n")`, "")
+		waitLintSettled(t, ctx)
+		if msgs := evalAs[[]string](t, ctx, `studio.lastLint.problems.map(p => p.message)`); len(msgs) != 0 {
+			t.Fatalf("at_least_once still shows %v", msgs)
+		}
+		if code, _ := postJSON(t, s, "/api/graph", `{"yaml":"input: {}"}`); code == 404 {
+			return
+		}
+		waitJS(t, ctx, 10*time.Second, `document.querySelector('#graph .node[data-component="kafka_sink"] .badge-at_least_once') && !document.querySelector('#graph .edge-exactly_once') && !document.querySelector('#graph svg.links path')`, `document.querySelector("#graph").innerText.slice(0, 500)`)
 	})
 
 	step(t, "run on the dev broker shows output messages", func(t *testing.T) {
@@ -147,7 +172,6 @@ func TestStudioInBrowser(t *testing.T) {
 		if !strings.Contains(rows, "order_id") {
 			t.Fatalf("the output messages are not the quickstart's orders:\n%s", rows)
 		}
-		takeScreenshot(t, ctx)
 		run(t, ctx, chromedp.Click(`#tryit button.stop`))
 		waitJS(t, ctx, 30*time.Second, `document.querySelector("#tryit .run-state").dataset.state === "exited"`, `document.querySelector("#tryit .run-state").textContent`)
 	})
@@ -156,7 +180,7 @@ func TestStudioInBrowser(t *testing.T) {
 		run(t, ctx, chromedp.Click(`#save`))
 		waitJS(t, ctx, 10*time.Second, `document.querySelector("#status").textContent.startsWith("saved")`, `document.querySelector("#status").textContent`)
 		onDisk, _ := os.ReadFile(file)
-		if string(onDisk) != doc(t, ctx) || !strings.Contains(string(onDisk), "delivery_guarantee: exactly_once") {
+		if string(onDisk) != doc(t, ctx) || !strings.Contains(string(onDisk), "delivery_guarantee: at_least_once") {
 			t.Fatalf("the file on disk is not the editor's text:\n%s", onDisk)
 		}
 		// Someone else changes the file; the editor changes too.
@@ -180,9 +204,16 @@ func TestStudioInBrowser(t *testing.T) {
 		run(t, ctx, chromedp.Click(`#save`))
 		waitJS(t, ctx, 10*time.Second, `document.querySelector("#dialog").open`, "")
 		run(t, ctx, chromedp.Click(`#dialog button.dialog-yes`))
-		waitJS(t, ctx, 10*time.Second, `document.querySelector("#status").textContent.startsWith("saved")`, `document.querySelector("#status").textContent`)
-		if got, _ := os.ReadFile(file); !strings.Contains(string(got), "commit_period: 10s") || strings.Contains(string(got), "interval: 1s") {
-			t.Fatalf("the confirmed save did not write the editor's text:\n%s", got)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got, _ := os.ReadFile(file)
+			if string(got) == doc(t, ctx) && strings.Contains(string(got), "commit_period: 10s") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the confirmed save did not write the editor's text:\n%s", got)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the file, with the deadline above
 		}
 	})
 

@@ -111,8 +111,10 @@ function coerce(raw, s) {
 }
 
 // renderForm fills box with the form of the component at the cursor.
-// apply(newText) replaces the buffer.
-export function renderForm(box, text, offset, apply) {
+// getText() returns the buffer as it is when a field changes (the form
+// may have been drawn from an older one); apply(newText) replaces it.
+export function renderForm(box, getText, offset, apply) {
+  const text = getText();
   box.replaceChildren();
   let c;
   try {
@@ -132,7 +134,8 @@ export function renderForm(box, text, offset, apply) {
   box.append(el("h3", {}, el("code", { text: name }), " ", el("span", { class: "muted", text: kind + " at " + c.path.join(".") })));
   if (c.schema.description) box.append(el("p", { class: "desc", text: c.schema.description }));
   const props = deref(c.schema).properties || {};
-  const current = c.doc.getIn(c.path);
+  const node = c.doc.getIn(c.path, true);
+  const current = node && typeof node.toJSON === "function" ? node.toJSON() : node;
   const set = [], unset = [];
   for (const [field, raw] of Object.entries(props)) {
     const s = deref(raw);
@@ -140,14 +143,14 @@ export function renderForm(box, text, offset, apply) {
     const has = current && typeof current === "object" && field in current;
     (has ? set : unset).push([field, s]);
   }
-  const fields = (list, prefix, value) => list.map(([field, s]) => fieldRow(field, s, prefix.concat(field), value ? value[field] : undefined, text, apply));
+  const fields = (list, prefix, value) => list.map(([field, s]) => fieldRow(field, s, prefix.concat(field), value ? value[field] : undefined, getText, apply));
   box.append(el("div", { class: "form-fields" }, fields(set, c.path, current)));
   if (unset.length) {
     box.append(el("details", { class: "more", open: set.length === 0 }, el("summary", { text: `${unset.length} more fields (defaults)` }), fields(unset, c.path, current)));
   }
 }
 
-function fieldRow(field, s, path, value, text, apply) {
+function fieldRow(field, s, path, value, getText, apply) {
   const id = "f-" + path.join("-");
   const flink = flinkOption(s);
   const def = defaultText(s);
@@ -155,7 +158,7 @@ function fieldRow(field, s, path, value, text, apply) {
   const help = el("div", { class: "field-help", title: s.description || "" }, s.description ? s.description.slice(0, 160) + (s.description.length > 160 ? "…" : "") : "");
   const onChange = (raw) => {
     try {
-      apply(setField(text, path, coerce(raw, s), s));
+      apply(setField(getText(), path, coerce(raw, s), s));
     } catch (e) {
       help.textContent = String(e.message || e);
       help.classList.add("error");
@@ -165,7 +168,7 @@ function fieldRow(field, s, path, value, text, apply) {
   if (s.properties && !s.enum) {
     const inner = Object.entries(s.properties).map(([k, r]) => [k, deref(r)]).filter(([, x]) => x && !x.properties && x.type !== "array" && x.type !== "object");
     return el("fieldset", { class: "field nested", "data-field": path.join(".") }, el("legend", {}, field, flink ? el("span", { class: "flink", text: flink.replace(/`/g, "") }) : null),
-      inner.map(([k, x]) => fieldRow(k, x, path.concat(k), value && typeof value === "object" ? value[k] : undefined, text, apply)));
+      inner.map(([k, x]) => fieldRow(k, x, path.concat(k), value && typeof value === "object" ? value[k] : undefined, getText, apply)));
   }
   if (typeof value === "object" && value !== null) {
     input = el("code", { class: "complex", text: "(edit in YAML) " + JSON.stringify(value).slice(0, 80) });

@@ -92,8 +92,15 @@ export function renderGraph(box, graph, onJump) {
   for (const err of graph.errors || []) {
     box.append(el("div", { class: "error", onclick: () => err.line && onJump({ line: err.line, col: err.col || 1 }) }, err.line ? `${err.line}:${err.col || 1} ` : "", err.message));
   }
-  // The exactly_once pairs, drawn over the columns once they are laid out.
-  requestAnimationFrame(() => drawLinks(box, special.filter((e) => e.kind === "exactly_once")));
+  // The exactly_once pairs, drawn over the columns once they are laid out
+  // (again when the pane is shown or resized: redrawLinks).
+  box.eosEdges = special.filter((e) => e.kind === "exactly_once");
+  requestAnimationFrame(() => redrawLinks(box));
+}
+
+export function redrawLinks(box) {
+  if (box.offsetParent === null) return; // hidden: drawn when shown
+  drawLinks(box, box.eosEdges || []);
 }
 
 function drawLinks(box, edges) {

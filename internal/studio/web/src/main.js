@@ -5,7 +5,7 @@ import { api, el, debounce } from "./api.js";
 import { loadSchema } from "./schema.js";
 import { createEditor, jumpTo, setExtraDiagnostics, lastLint, lintDelay } from "./editor.js";
 import { renderForm } from "./form.js";
-import { renderGraph } from "./graph.js";
+import { renderGraph, redrawLinks } from "./graph.js";
 import { renderCatalog, catalogDiagnostics } from "./catalog.js";
 import { createTryIt } from "./tryit.js";
 
@@ -142,7 +142,7 @@ const refreshCatalog = debounce(async () => {
 }, 400);
 
 const refreshForm = debounce(() => {
-  renderForm($("#form"), text(), view.state.selection.main.head, (next) => {
+  renderForm($("#form"), text, view.state.selection.main.head, (next) => {
     view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: next }, selection: { anchor: Math.min(view.state.selection.main.head, next.length) } });
   });
 }, 250);
@@ -156,6 +156,7 @@ function refreshPanes() {
 function showTab(name) {
   for (const b of document.querySelectorAll(".tabs button")) b.classList.toggle("active", b.dataset.tab === name);
   for (const p of document.querySelectorAll(".pane")) p.hidden = p.id !== name;
+  if (name === "graph") redrawLinks($("#graph"));
 }
 
 async function main() {
@@ -179,6 +180,7 @@ async function main() {
   });
   for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
   $("#files").addEventListener("change", (e) => openFile(e.target.value));
+  window.addEventListener("resize", debounce(() => redrawLinks($("#graph")), 100));
   createTryIt($("#tryit"), text, confirmDialog);
   showTab("form");
 
