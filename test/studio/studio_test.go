@@ -62,8 +62,18 @@ func TestStudioInBrowser(t *testing.T) {
 		if want := "          consumer_group: connectd-quickstart\n          fetch_max_wait: 750ms\n"; !strings.Contains(doc(t, ctx), want) {
 			t.Fatalf("after completing, the editor lacks %q:\n%s", want, doc(t, ctx)[:1200])
 		}
-		// The hover docs of the completed field name its Flink option.
-		// (fetch_max_wait is the Java consumer's fetch.max.wait.ms.)
+		// Hover docs: description, default and Flink option of a field.
+		cursorAt(t, ctx, "          start_from: earliest", 0)
+		xy := evalAs[[]float64](t, ctx, `(() => { const v = studio.view; const i = v.state.doc.toString().indexOf("start_from: earliest") + 3;
+			const c = v.coordsAtPos(i); return [c.left + 2, (c.top + c.bottom) / 2]; })()`)
+		run(t, ctx, chromedp.MouseEvent(chromedp.MouseMoved, xy[0], xy[1]))
+		waitJS(t, ctx, 10*time.Second, `document.querySelector(".cm-tooltip-hover .doc")`, "")
+		hover := evalAs[string](t, ctx, `document.querySelector(".cm-tooltip-hover .doc").textContent`)
+		for _, want := range []string{"start_from", "Default: committed", "Flink: scan.startup.mode"} {
+			if !strings.Contains(hover, want) {
+				t.Fatalf("the hover docs of start_from lack %q: %q", want, hover)
+			}
+		}
 		waitJS(t, ctx, 10*time.Second, `studio.lastLint.text === studio.view.state.doc.toString() && document.querySelectorAll(".cm-lintRange-error").length === 0`, `studio.lastLint.problems`)
 	})
 
