@@ -1,15 +1,20 @@
 package studio
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 const testToken = "0123456789abcdef0123456789abcdef"
@@ -226,5 +231,50 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestServeLoopbackUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	// A context that has ended: were the address served, Serve would
+	// return at once without an error.
+	ended, end := context.WithCancel(context.Background())
+	end()
+	err := Serve(ended, "0.0.0.0:0", false, Options{Paths: []string{dir}}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "--allow-remote") {
+		t.Fatalf("a non-loopback address without --allow-remote: %v", err)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("printed a URL for a refused address: %q", out.String())
+	}
+
+	// On loopback it prints the URL with a token, serves it, and stops
+	// with its context.
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, "127.0.0.1:0", false, Options{Paths: []string{dir}}, pw, &errOut) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`^connectd studio: (http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{32})\n$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("printed %q, want the loopback URL with a 128-bit token", line)
+	}
+	if resp, body := do(t, "GET", m[1]+"/api/files", nil, map[string]string{TokenHeader: m[2]}); resp.StatusCode != 200 {
+		t.Fatalf("with the printed token: %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not stop with its context")
 	}
 }
