@@ -95,6 +95,10 @@ type Env struct {
 	// LookupEnv expands ${VAR:default} in catalog paths; nil expands
 	// only the defaults.
 	LookupEnv func(string) (string, bool)
+	// AllowFile, when set, vets the absolute path of a catalog file before
+	// it is read (the studio allows only its directories); its error is
+	// the catalog field's problem.
+	AllowFile func(path string) error
 }
 
 func (e Env) lookup(k string) (string, bool) {
@@ -218,6 +222,15 @@ func Resolve(s *yamlsrc.Source, conf *yaml.Node, env Env) (*Definition, *Error) 
 		raw.Catalog = yamlsrc.ExpandEnv(catalogPath, env.lookup)
 		if !filepath.IsAbs(raw.Catalog) && env.Dir != "" {
 			raw.Catalog = filepath.Join(env.Dir, raw.Catalog)
+		}
+		if env.AllowFile != nil {
+			abs, err := filepath.Abs(raw.Catalog)
+			if err == nil {
+				err = env.AllowFile(abs)
+			}
+			if err != nil {
+				return nil, &Error{Field: table.FieldCatalog, Problem: at(fmt.Sprintf("field %s: %s: %v", table.FieldCatalog, catalogPath, err), catalogKey)}
+			}
 		}
 	}
 	// Benthos expands ${VAR:default} in the whole file before a component

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -209,6 +210,24 @@ func TestCatalogFile(t *testing.T) {
 	missing := res.Errors[1]
 	if missing.File != "" || missing.Line != 5 || missing.Col != 44 || !strings.Contains(missing.Message, "nope") {
 		t.Fatalf("missing table: want it at the table key (5:44), got %+v", missing)
+	}
+}
+
+func TestCatalogFileNotAllowed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.sql"), []byte("CREATE TABLE a (id INT) WITH ('format' = 'json')"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked string
+	env := Env{Dir: dir, AllowFile: func(p string) error {
+		asked = p
+		return errors.New("outside the studio's directories")
+	}}
+	res := Analyze([]byte("pipeline:\n  processors:\n    - table_decode: { catalog: t.sql, table: a }\n"), env)
+	if asked != filepath.Join(dir, "t.sql") || len(res.Tables) != 0 || len(res.Errors) != 1 ||
+		!strings.Contains(res.Errors[0].Message, "outside the studio's directories") || res.Errors[0].Line != 3 {
+		t.Fatalf("asked %q, result %+v", asked, res)
 	}
 }
 

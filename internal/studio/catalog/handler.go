@@ -14,6 +14,9 @@ type Options struct {
 	// Dir resolves relative catalog paths: the studio's working
 	// directory ("" is the process's).
 	Dir string
+	// AllowFile, when set, vets a catalog file's absolute path before it
+	// is read (Env.AllowFile).
+	AllowFile func(path string) error
 }
 
 // Request is the body of POST /api/catalog.
@@ -34,7 +37,7 @@ func Handler(opts Options) http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "request body: " + err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, Analyze([]byte(req.YAML), Env{Dir: opts.Dir, LookupEnv: os.LookupEnv}))
+		writeJSON(w, http.StatusOK, Analyze([]byte(req.YAML), Env{Dir: opts.Dir, LookupEnv: os.LookupEnv, AllowFile: opts.AllowFile}))
 	})
 }
 

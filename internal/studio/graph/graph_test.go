@@ -163,21 +163,40 @@ output_resources:
 			errs: []string{`9:17 resource "missing": no processor resource has this label`},
 		},
 		{
-			name: "broken YAML keeps what comes before the error",
+			name: "a broken line being typed keeps the rest of the file",
 			yaml: `input:
   kafka_source:
-    topics: [ a ]
+    topics: [ a
+    consumer_group: g
 pipeline:
   processors:
     - mapping: 'root = this'
 output:
-  kafka_sink:
-    topic: [ unclosed
+  drop: {}
+`,
+			nodes: []string{"input", "pipeline.processors.0", "output"},
+			edges: []edge{
+				{"input", "pipeline.processors.0", EdgeFlow, ""},
+				{"pipeline.processors.0", "output", EdgeFlow, ""},
+			},
+			// yaml.v3 names line 2, where the block of the broken line starts.
+			errs: []string{"2:1 did not find expected ',' or ']'"},
+		},
+		{
+			name: "a broken block keeps what comes before it",
+			yaml: `input:
+  stdin: {}
+pipeline:
+  processors:
+    - mapping: 'root = this'
+output:
+  switch: [
+    cases:
+      - output: { drop: {} }
 `,
 			nodes: []string{"input", "pipeline.processors.0"},
 			edges: []edge{{"input", "pipeline.processors.0", EdgeFlow, ""}},
-			// yaml.v3 reports the error at line 8, where the output starts.
-			errs: []string{"8:1 did not find expected ',' or ']'"},
+			errs:  []string{"8:1 did not find expected node content"},
 		},
 	}
 	for _, c := range cases {
@@ -300,7 +319,7 @@ output:
 	src0 := g.Node("input.broker.inputs.0").Kafka
 	if src0 == nil || !slices.Equal(src0.Topics, []string{"orders"}) || src0.ConsumerGroup != "copy" ||
 		src0.Assignment != "enumerator" || !slices.Equal(src0.SeedBrokers, []string{"127.0.0.1:19092"}) ||
-		src0.Watermark["idle_timeout"] != "30s" {
+		src0.Watermark["idle_timeout"] != "30s" || src0.StartFrom != "committed" || src0.StopAt != "none" {
 		t.Fatalf("first source: %+v", src0)
 	}
 	if src1 := g.Node("input.broker.inputs.1").Kafka; src1.TopicPattern != "logs-.*" || src1.Assignment != "group" || src1.ConsumerGroup != "" {

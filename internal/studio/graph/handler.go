@@ -13,6 +13,9 @@ type Options struct {
 	// Dir resolves relative catalog paths of the tables that Kafka nodes
 	// show: the studio's working directory ("" is the process's).
 	Dir string
+	// AllowFile, when set, vets a catalog file's absolute path before it
+	// is read (catalog.Env.AllowFile).
+	AllowFile func(path string) error
 }
 
 // Request is the body of POST /api/graph.
@@ -33,7 +36,7 @@ func Handler(opts Options) http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "request body: " + err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, Build([]byte(req.YAML), catalog.Env{Dir: opts.Dir, LookupEnv: os.LookupEnv}))
+		writeJSON(w, http.StatusOK, Build([]byte(req.YAML), catalog.Env{Dir: opts.Dir, LookupEnv: os.LookupEnv, AllowFile: opts.AllowFile}))
 	})
 }
 

@@ -31,6 +31,9 @@ type plan struct {
 	topics []string
 	// brokers are the configured brokers, environment expanded.
 	brokers []string
+	// kafka says whether the pipeline has a kafka_source or kafka_sink:
+	// without one no development broker is started.
+	kafka bool
 }
 
 // planInput is what a plan is made from.
@@ -72,6 +75,7 @@ func makePlan(in planInput) (*plan, error) {
 		if k == nil || (n.Component != "kafka_source" && n.Component != "kafka_sink") {
 			continue
 		}
+		p.kafka = true
 		for _, b := range k.SeedBrokers {
 			if !slices.Contains(p.brokers, b) {
 				p.brokers = append(p.brokers, b)

@@ -1,6 +1,7 @@
 package tryrun
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,6 +136,7 @@ kafka_source_lag{label="",path="root.input.broker.inputs.1",partition="0",topic=
 kafka_source_lag{label="",path="root.input.broker.inputs.1",partition="1",topic="q"} 4
 kafka_source_watermark_ms{label="a\"}b",path="root.input"} 2000
 kafka_source_watermark_ms{label="",path="root.input.x"} 1500
+kafka_source_watermark_ms{label="",path="root.input.y"} -9.223372036854776e+18
 `
 	samples, err := parseText(strings.NewReader(text))
 	if err != nil {
@@ -143,6 +145,10 @@ kafka_source_watermark_ms{label="",path="root.input.x"} 1500
 	first := summarise(samples, mustTime(t, "2026-12-03T10:00:00Z"), nil)
 	if first.RecordsIn != 30 || first.RecordsOut != 25 || *first.KafkaSourceLag != 7 || *first.WatermarkMs != 1500 {
 		t.Fatalf("summary %+v", first)
+	}
+	none := summarise([]sample{{name: "kafka_source_watermark_ms", value: math.MaxInt64}}, mustTime(t, "2026-12-03T10:00:00Z"), nil)
+	if none.WatermarkMs != nil {
+		t.Fatalf("end-of-input watermark shown as a time: %v", *none.WatermarkMs)
 	}
 	if first.Series["output_sent"] != 25 || first.Series["kafka_source_lag"] != 7 {
 		t.Fatalf("series %v: the tap's own output must not count", first.Series)

@@ -95,14 +95,16 @@ func (r *Runner) serveEvents(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "streaming is not supported by this connection"})
-		return
-	}
+	// A ResponseController finds the Flusher through middleware that wraps
+	// the writer (and implements Unwrap).
+	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		// Nothing was sent: the writer cannot flush at all.
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "streaming is not supported by this connection: " + err.Error()})
+		return
+	}
 	past, events, cancel := run.Subscribe()
 	defer cancel()
 	send := func(e Event) bool {
@@ -113,8 +115,7 @@ func (r *Runner) serveEvents(w http.ResponseWriter, req *http.Request) {
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Name, data); err != nil {
 			return false
 		}
-		flusher.Flush()
-		return true
+		return rc.Flush() == nil
 	}
 	for _, e := range past {
 		if !send(e) {

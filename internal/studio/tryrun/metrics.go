@@ -20,7 +20,8 @@ type Metrics struct {
 	// without a kafka_source.
 	KafkaSourceLag *float64 `json:"kafka_source_lag,omitempty"`
 	// WatermarkMs is the lowest kafka_source_watermark_ms; nil without
-	// a watermark.
+	// a watermark, before the first one and after the end-of-input one
+	// (Series keeps the gauge's own value).
 	WatermarkMs *float64 `json:"watermark_ms,omitempty"`
 	// Series are the samples of kafka_* and the Benthos counters below,
 	// summed over their labels.
@@ -124,6 +125,10 @@ func parseLabels(s string, into map[string]string) {
 // config (output.broker.outputs.1; the original output is outputs.0).
 const tapPath = "root.output.broker.outputs.1"
 
+// noWatermark bounds the watermarks shown as times: beyond it a gauge
+// holds math.MinInt64 (no watermark yet) or math.MaxInt64 (end of input).
+const noWatermark = 1 << 62
+
 // summarise turns a scrape into Metrics; prev (nil for the first) gives
 // the rates.
 func summarise(samples []sample, at time.Time, prev *Metrics) *Metrics {
@@ -143,7 +148,9 @@ func summarise(samples []sample, at time.Time, prev *Metrics) *Metrics {
 		case s.name == "kafka_source_lag":
 			lag += s.value
 			haveLag = true
-		case s.name == "kafka_source_watermark_ms":
+		case s.name == "kafka_source_watermark_ms" && math.Abs(s.value) < noWatermark:
+			// Not the math.MinInt64 of "none yet" nor the math.MaxInt64
+			// of the end of a bounded input: a time a page can show.
 			watermark = math.Min(watermark, s.value)
 		}
 		if strings.HasPrefix(s.labels["path"], tapPath) {

@@ -263,7 +263,7 @@ func (run *Run) exited(err error) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	e := &Exit{Code: exitCode(err), Error: run.mu.haltLine, StoppedByUser: run.mu.stopped}
-	if e.Error == "" && e.Code != 0 {
+	if e.Error == "" && e.Code > 0 {
 		e.Error = run.mu.lastStderr
 	}
 	run.mu.exit = e

@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/connectd/connectd/internal/studio/catalog"
@@ -80,6 +79,9 @@ type Runner struct {
 		sync.Mutex
 		seq  int
 		runs map[string]*Run
+		// order is the ids of runs, oldest first: ended runs beyond
+		// keptRuns are forgotten.
+		order []string
 		// active is the run whose child has not exited, nil if none.
 		active *Run
 	}
@@ -213,8 +215,12 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 	if req.Target == TargetConfigured && !req.ConfirmRealBrokers {
 		return nil, &RealBrokersError{Brokers: brokers}
 	}
-	if req.Target == TargetDevBroker {
+	switch {
+	case req.Target == TargetDevBroker && p.kafka:
 		brokers = []string{in.devBroker}
+	case req.Target == TargetDevBroker:
+		// Nothing to connect to Kafka: no development broker.
+		in.devBroker, brokers = "", []string{}
 	}
 	cfg := filepath.Join(dir, "pipeline.yaml")
 	if err := os.WriteFile(cfg, p.config, 0o600); err != nil {
@@ -233,9 +239,7 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 	run := newRun(fmt.Sprintf("r%d", r.mu.seq), req.Target, brokers, "http://"+metricsAddr+"/metrics", dir, in.tapFile, req.MaxMessages)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = r.opts.Dir
-	// Its own process group: a Ctrl-C in the studio's terminal reaches the
-	// studio, which stops the child itself (Close).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -249,7 +253,9 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 	}
 	run.cmd = cmd
 	r.mu.runs[run.ID] = run
+	r.mu.order = append(r.mu.order, run.ID)
 	r.mu.active = run
+	r.forgetLocked()
 
 	var logs sync.WaitGroup
 	logs.Add(2)
@@ -277,6 +283,18 @@ func (r *Runner) startLocked(bin, dir string, req StartRequest) (*Run, error) {
 		run.exited(err)
 	}()
 	return run, nil
+}
+
+// keptRuns is how many runs (the active one included) stay readable.
+const keptRuns = 8
+
+// forgetLocked drops the oldest runs beyond keptRuns; only ended runs can
+// be old, as one run at a time is alive.
+func (r *Runner) forgetLocked() {
+	for len(r.mu.order) > keptRuns {
+		delete(r.mu.runs, r.mu.order[0])
+		r.mu.order = r.mu.order[1:]
+	}
 }
 
 // Get returns the run with the given id.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/internal/eventually"
+	"github.com/connectd/connectd/internal/studio/catalog"
 )
 
 func newRunner(t *testing.T) *Runner {
@@ -104,6 +106,19 @@ func TestQuickstartOnDevBroker(t *testing.T) {
 		t.Fatalf("captured %d messages, max_messages is 8", got)
 	}
 
+	// A live event stream: after the replay, the stop's state changes and
+	// the exit arrive, and the stream ends.
+	resp, err := http.Get(srv.URL + "/api/run/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	streamed := make(chan string, 1)
+	go func() {
+		body, _ := io.ReadAll(resp.Body)
+		streamed <- string(body)
+	}()
+
 	pid := run.cmd.Process.Pid
 	status, stopped := post(t, srv.URL+"/api/run/"+id+"/stop", nil)
 	if status != http.StatusOK || stopped["state"] != StateExited {
@@ -115,6 +130,17 @@ func TestQuickstartOnDevBroker(t *testing.T) {
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("child %d still exists after stop: %v", pid, err)
+	}
+	select {
+	case body := <-streamed:
+		for _, want := range []string{"event: message\n", "event: metrics\n", "event: state\ndata: {\"state\":\"stopping\"}\n",
+			"event: state\ndata: {\"state\":\"exited\"}\n", "event: exit\ndata: {\"code\":0,"} {
+			if !strings.Contains(body, want) {
+				t.Fatalf("event stream lacks %q:\n%s", want, body)
+			}
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream did not end with the run")
 	}
 	// The studio can run again.
 	if status, again := post(t, srv.URL+"/api/run", StartRequest{YAML: "input:\n  generate: { count: 1, mapping: 'root = 1' }\noutput:\n  drop: {}\n"}); status != http.StatusCreated {
@@ -177,12 +203,18 @@ output:
 	if s.State != StateExited || s.Exit == nil || s.Exit.Code != 0 || s.Exit.StoppedByUser {
 		t.Fatalf("snapshot %+v exit %+v", s, s.Exit)
 	}
+	if len(s.Brokers) != 0 || strings.Contains(fmt.Sprint(s.Logs), "development broker") {
+		t.Fatalf("a pipeline without Kafka started a development broker: %v %v", s.Brokers, s.Logs)
+	}
 	if len(s.Messages) != 3 || s.Messages[2].Content != `{"n":3}` || s.Messages[2].Metadata["tag"] != "t3" {
 		t.Fatalf("messages %+v", s.Messages)
 	}
 
-	// The event stream of an ended run replays it and ends.
-	srv := httptest.NewServer(r)
+	// The event stream of an ended run replays it and ends, through a
+	// middleware that wraps the ResponseWriter as the studio's does.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.ServeHTTP(wrappedWriter{w}, req)
+	}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/run/" + run.ID + "/events")
 	if err != nil {
@@ -292,5 +324,113 @@ tests:
 	}
 	if !got.Passed || !got.Tests[0].Passed || !got.Tests[1].Passed {
 		t.Fatalf("all passing: %+v", got)
+	}
+
+	// A lint problem fails the run, as `connectd test` exits 1 on it.
+	linted, err := r.Test(t.Context(), strings.Replace(passing, "  drop: {}\n", "  drop: {}\n  nope: 1\n", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linted.Passed || len(linted.Lint) != 1 || !strings.Contains(linted.Lint[0], "(6,1) field nope") {
+		t.Fatalf("lint: %+v", linted)
+	}
+
+	// No tests.
+	none, err := r.Test(t.Context(), "input:\n  stdin: {}\noutput:\n  drop: {}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.Passed || len(none.Tests) != 0 || !strings.Contains(none.Output, "No tests were found") {
+		t.Fatalf("no tests: %+v", none)
+	}
+}
+
+// TestExamplePlansLint: the config a run hands the child (tap, HTTP,
+// metrics, development broker in every table and field) lints clean for
+// every example pipeline, so the run checks what `connectd lint` checked.
+func TestExamplePlansLint(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "config", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		p, err := makePlan(planInput{
+			src: src, env: catalog.Env{Dir: root}, devBroker: "127.0.0.1:5555",
+			tapFile: filepath.Join(dir, "tap.jsonl"), maxMessages: 5, metricsAddr: "127.0.0.1:5556", copyDir: dir,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		cfg := filepath.Join(dir, "pipeline.yaml")
+		if err := os.WriteFile(cfg, p.config, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(connectdBin(t), "lint", cfg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: the run's config does not lint: %v\n%s\n%s", filepath.Base(f), err, out, p.config)
+		}
+	}
+}
+
+// wrappedWriter is a middleware's ResponseWriter: it hides Flush but
+// unwraps to the writer that has it.
+type wrappedWriter struct{ w http.ResponseWriter }
+
+func (w wrappedWriter) Header() http.Header         { return w.w.Header() }
+func (w wrappedWriter) Write(b []byte) (int, error) { return w.w.Write(b) }
+func (w wrappedWriter) WriteHeader(code int)        { w.w.WriteHeader(code) }
+func (w wrappedWriter) Unwrap() http.ResponseWriter { return w.w }
+
+func TestOldRunsForgotten(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	var ids []string
+	for range keptRuns + 2 {
+		run, err := r.Start(StartRequest{YAML: "input:\n  generate: { count: 1, interval: '', mapping: 'root = 1' }\noutput:\n  drop: {}\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-run.Done()
+		ids = append(ids, run.ID)
+	}
+	for i, id := range ids {
+		_, ok := r.Get(id)
+		if want := i >= 2; ok != want {
+			t.Fatalf("run %s (%d of %d): kept %v, want %v", id, i+1, len(ids), ok, want)
+		}
+	}
+}
+
+// TestCloseStopsTheRun: the studio's shutdown stops its run's child.
+func TestCloseStopsTheRun(t *testing.T) {
+	t.Parallel()
+	r := NewRunner(Options{Binary: connectdBin(t), Dir: repoRoot(t)})
+	run, err := r.Start(StartRequest{YAML: "input:\n  generate: { interval: 1s, mapping: 'root = 1' }\noutput:\n  drop: {}\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, 30*time.Second, "the run is up", func() bool { return run.Snapshot().State == StateRunning })
+	pid := run.cmd.Process.Pid
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-run.Done():
+	default:
+		t.Fatal("Close returned before the child exited")
+	}
+	if e := run.Snapshot().Exit; e == nil || !e.StoppedByUser || e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("child %d still exists: %v", pid, err)
 	}
 }

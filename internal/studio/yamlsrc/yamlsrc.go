@@ -10,6 +10,7 @@ package yamlsrc
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -317,10 +318,15 @@ func byteOffset(l string, col int) int {
 var lineOf = regexp.MustCompile(`^yaml: line (\d+): `)
 
 // Parse parses src into its root mapping. A file that does not parse
-// still gives what can be read before the error: yaml.v3 yields nothing of
-// a document with a syntax error, so the lines before the error line are
-// parsed alone (and, while those fail too, fewer). The error is returned
-// as a Problem at its line. root is nil when nothing could be read.
+// still gives what can be read: yaml.v3 yields nothing of a document with
+// a syntax error (and names a line that is often the start of the
+// enclosing block, not the broken one), so Parse tries the file with one
+// line blanked, from the named line on (a line being typed is usually a
+// leaf: lines that open a block are not blanked, so no child moves to
+// another parent), and else the lines before the named line alone, fewer
+// while they fail too. Blanking keeps every line where it is, so ranges
+// stay right. The error is returned as a Problem at yaml.v3's line. root
+// is nil when nothing could be read.
 func Parse(src []byte) (root *yaml.Node, problems []Problem) {
 	var doc yaml.Node
 	err := yaml.Unmarshal(src, &doc)
@@ -333,8 +339,19 @@ func Parse(src []byte) (root *yaml.Node, problems []Problem) {
 		p.Message = strings.TrimPrefix(err.Error(), m[0])
 	}
 	lines := strings.Split(string(src), "\n")
+	for i := max(p.Line, 1); i <= min(len(lines), p.Line+maxBlankTries); i++ {
+		if strings.TrimSpace(lines[i-1]) == "" || opensBlock(lines, i-1) {
+			continue
+		}
+		blanked := slices.Clone(lines)
+		blanked[i-1] = ""
+		var part yaml.Node
+		if yaml.Unmarshal([]byte(strings.Join(blanked, "\n")), &part) == nil {
+			return mappingOf(&part), []Problem{p}
+		}
+	}
 	cut := min(p.Line-1, len(lines))
-	for tries := 0; cut > 0 && tries < 64; tries++ {
+	for tries := 0; cut > 0 && tries < maxCutTries; tries++ {
 		var part yaml.Node
 		if yaml.Unmarshal([]byte(strings.Join(lines[:cut], "\n")), &part) == nil {
 			return mappingOf(&part), []Problem{p}
@@ -342,6 +359,25 @@ func Parse(src []byte) (root *yaml.Node, problems []Problem) {
 		cut--
 	}
 	return nil, []Problem{p}
+}
+
+// Bounds of Parse's attempts on a file that does not parse.
+const (
+	maxBlankTries = 32
+	maxCutTries   = 64
+)
+
+// opensBlock reports whether line i has children: the next line that is
+// not blank or a comment is indented deeper.
+func opensBlock(lines []string, i int) bool {
+	for _, next := range lines[i+1:] {
+		t := strings.TrimSpace(next)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		return leading(next) > leading(lines[i])
+	}
+	return false
 }
 
 // mappingOf returns the root mapping of a document, nil if it has none.
