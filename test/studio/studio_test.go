@@ -182,8 +182,41 @@ func TestStudioInBrowser(t *testing.T) {
 		if !strings.Contains(rows, "order_id") {
 			t.Fatalf("the output messages are not the quickstart's orders:\n%s", rows)
 		}
+		// With their metadata: generated orders carry demo_source, those
+		// read back from the development broker kafka_topic.
+		waitJS(t, ctx, 30*time.Second, `[...document.querySelectorAll("#tryit tr.message td.meta")].some(td => td.textContent.includes("kafka_topic=quickstart"))`, `document.querySelector("#tryit table.messages").innerText.slice(0, 800)`)
+		if !strings.Contains(rows, "demo_source=generate") {
+			t.Fatalf("the generated orders show no metadata:\n%s", rows)
+		}
+		// Live metrics arrive.
+		waitJS(t, ctx, 30*time.Second, `document.querySelectorAll("#tryit .metrics .metric").length > 0`, `document.querySelector("#tryit").innerText.slice(0, 400)`)
 		run(t, ctx, chromedp.Click(`#tryit button.stop`))
 		waitJS(t, ctx, 30*time.Second, `document.querySelector("#tryit .run-state").dataset.state === "exited"`, `document.querySelector("#tryit .run-state").textContent`)
+	})
+
+	step(t, "try it: real brokers need a confirmation; unit tests run", func(t *testing.T) {
+		if code, _ := postJSON(t, s, "/api/test", `{"yaml":"input: {}"}`); code == 404 {
+			t.Skip("the try-it API (internal/studio/tryrun) is not in this build")
+		}
+		// The quickstart's brokers are 127.0.0.1:19192 (its default): the
+		// page names them and starts nothing when the user cancels.
+		before := evalAs[string](t, ctx, `document.querySelector("#tryit .run-state").textContent`)
+		run(t, ctx, chromedp.Click(`#tryit button.run-real`))
+		waitJS(t, ctx, 10*time.Second, `document.querySelector("#dialog").open`, "")
+		if msg := evalAs[string](t, ctx, `document.querySelector("#dialog-text").textContent`); !strings.Contains(msg, "127.0.0.1:19192") {
+			t.Fatalf("the confirmation does not name the brokers: %q", msg)
+		}
+		run(t, ctx, chromedp.Click(`#dialog button.dialog-cancel`))
+		waitJS(t, ctx, 5*time.Second, `!document.querySelector("#dialog").open`, "")
+		if after := evalAs[string](t, ctx, `document.querySelector("#tryit .run-state").textContent`); after != before {
+			t.Fatalf("a cancelled run on real brokers changed the run state: %q -> %q", before, after)
+		}
+		run(t, ctx, chromedp.Click(`#tryit button.run-tests`))
+		waitJS(t, ctx, 60*time.Second, `document.querySelectorAll("#tryit .tests .test").length === 2`, `document.querySelector("#tryit .tests").innerText`)
+		res := evalAs[string](t, ctx, `document.querySelector("#tryit .tests").innerText`)
+		if !strings.Contains(res, "tests passed") || strings.Count(res, "✓") != 2 {
+			t.Fatalf("the quickstart's two unit tests do not both pass:\n%s", res)
+		}
 	})
 
 	step(t, "save writes the file; a file changed on disk is not overwritten unasked", func(t *testing.T) {

@@ -10,7 +10,7 @@ import {
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { syntaxHighlighting, defaultHighlightStyle, indentOnInput, bracketMatching, foldGutter, foldKeymap } from "@codemirror/language";
 import { autocompletion, completionKeymap } from "@codemirror/autocomplete";
-import { linter, lintGutter, forceLinting } from "@codemirror/lint";
+import { linter, lintGutter, setDiagnostics } from "@codemirror/lint";
 import { searchKeymap, highlightSelectionMatches } from "@codemirror/search";
 import { yaml } from "@codemirror/lang-yaml";
 
@@ -147,11 +147,20 @@ const hover = hoverTooltip((view, pos) => {
   };
 });
 
-// Extra diagnostics from other panes (the catalog's DDL errors).
+// Extra diagnostics from other panes (the catalog's DDL errors), shown
+// with the lint's last problems at once, and again by every lint after.
 let extraDiagnostics = [];
 export function setExtraDiagnostics(view, list) {
+  if (JSON.stringify(list) === JSON.stringify(extraDiagnostics)) return;
   extraDiagnostics = list;
-  forceLinting(view);
+  if (lastLint.text !== view.state.doc.toString()) return; // the next lint shows them
+  view.dispatch(setDiagnostics(view.state, allDiagnostics(view.state.doc, lastLint.problems)));
+}
+
+function allDiagnostics(doc, problems) {
+  const out = problems.map((p) => toDiagnostic(doc, p, "error", "connectd lint"));
+  for (const p of extraDiagnostics) out.push(toDiagnostic(doc, p, "error", p.source));
+  return out;
 }
 
 // toDiagnostic turns a 1-based line/column into an editor range: from the
@@ -174,9 +183,7 @@ const lintSource = linter(async (view) => {
   const r = await api("POST", "/api/lint", text);
   if (!r.ok) return [];
   if (view.state.doc.toString() !== text) return []; // stale: a newer lint follows
-  const doc = view.state.doc;
-  const out = r.data.problems.map((p) => toDiagnostic(doc, p, "error", "connectd lint"));
-  for (const p of extraDiagnostics) out.push(toDiagnostic(doc, p, "error", p.source));
+  const out = allDiagnostics(view.state.doc, r.data.problems);
   lastLint = { problems: r.data.problems, started, at: performance.now(), text };
   document.dispatchEvent(new CustomEvent("studio-lint", { detail: r.data.problems }));
   return out;
