@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -62,6 +63,14 @@ func TestStudioInBrowser(t *testing.T) {
 		if want := "          consumer_group: connectd-quickstart\n          fetch_max_wait: 750ms\n"; !strings.Contains(doc(t, ctx), want) {
 			t.Fatalf("after completing, the editor lacks %q:\n%s", want, doc(t, ctx)[:1200])
 		}
+		// Component names complete in a component slot: a new processor.
+		before := doc(t, ctx)
+		cursorAt(t, ctx, "pipeline:\n  processors:", len("pipeline:\n  processors:"))
+		run(t, ctx, press('\r'), chromedp.KeyEvent("- table_dec"))
+		waitJS(t, ctx, 10*time.Second, `[...document.querySelectorAll(".cm-tooltip-autocomplete li")].some(li => li.textContent.startsWith("table_decode"))`,
+			`[[...document.querySelectorAll(".cm-tooltip-autocomplete li")].map(li => li.textContent), studio.view.state.doc.lineAt(studio.view.state.selection.main.head).text]`)
+		eval(t, ctx, fmt.Sprintf(`(() => { const v = studio.view; v.dispatch({changes: {from: 0, to: v.state.doc.length, insert: %s}}); return true; })()`, jsString(before)), new(bool))
+
 		// Hover docs: description, default and Flink option of a field.
 		cursorAt(t, ctx, "          start_from: earliest", 0)
 		xy := evalAs[[]float64](t, ctx, `(() => { const v = studio.view; const i = v.state.doc.toString().indexOf("start_from: earliest") + 3;
@@ -261,7 +270,7 @@ func TestStudioInBrowser(t *testing.T) {
 	})
 
 	step(t, "refused: no token, another site, a path outside the directories", func(t *testing.T) {
-		for _, p := range []string{"/", "/api/files", "/api/file?path=" + file, "/api/schema"} {
+		for _, p := range []string{"/", "/api/files", "/api/file?path=" + file, "/api/schema", "/api/run/r1", "/api/run/r1/events", "/dist/studio.js"} {
 			if code, body := get(t, s.Base+p, nil); code != 401 {
 				t.Errorf("GET %s without the token: %d, want 401 (%s)", p, code, body)
 			}
@@ -362,4 +371,9 @@ func step(t *testing.T, name string, f func(t *testing.T)) {
 	if !t.Run(name, f) {
 		t.FailNow()
 	}
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

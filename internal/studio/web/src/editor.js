@@ -24,6 +24,13 @@ export const lintDelay = 100;
 // accepts from it (CodeMirror's guard against accepting one by typing on).
 export const completionInteractionDelay = 75;
 
+// yamlBuffer: the buffer is a pipeline config (not a .sql file): lint,
+// completion and hover apply.
+let yamlBuffer = true;
+export function setBufferKind(path) {
+  yamlBuffer = !/\.sql$/i.test(path || "");
+}
+
 function lines(state) {
   return state.doc.toString().split("\n");
 }
@@ -32,7 +39,7 @@ function lines(state) {
 // names in a component slot, fields in a component) and, after `key: `,
 // the values the field takes.
 function complete(context) {
-  if (!schemaRoot()) return null;
+  if (!schemaRoot() || !yamlBuffer) return null;
   const line = context.state.doc.lineAt(context.pos);
   const col = context.pos - line.from;
   const c = contextAt(lines(context.state), line.number, col);
@@ -132,7 +139,7 @@ export function docNode(name, s) {
 }
 
 const hover = hoverTooltip((view, pos) => {
-  if (!schemaRoot()) return null;
+  if (!schemaRoot() || !yamlBuffer) return null;
   const line = view.state.doc.lineAt(pos);
   const k = keyAt(lines(view.state), line.number, pos - line.from);
   if (!k) return null;
@@ -180,6 +187,10 @@ export let lastLint = { problems: [], at: 0 };
 const lintSource = linter(async (view) => {
   const started = performance.now();
   const text = view.state.doc.toString();
+  if (!yamlBuffer) {
+    lastLint = { problems: [], started, at: performance.now(), text };
+    return [];
+  }
   const r = await api("POST", "/api/lint", text);
   if (!r.ok) return [];
   if (view.state.doc.toString() !== text) return []; // stale: a newer lint follows

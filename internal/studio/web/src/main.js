@@ -3,7 +3,7 @@
 
 import { api, el, debounce } from "./api.js";
 import { loadSchema } from "./schema.js";
-import { createEditor, jumpTo, setExtraDiagnostics, lastLint, lintDelay } from "./editor.js";
+import { createEditor, jumpTo, setExtraDiagnostics, setBufferKind, lastLint, lintDelay } from "./editor.js";
 import { renderForm } from "./form.js";
 import { renderGraph, redrawLinks } from "./graph.js";
 import { renderCatalog, catalogDiagnostics } from "./catalog.js";
@@ -70,6 +70,7 @@ async function openFile(path) {
   }
   state.path = r.data.path;
   state.version = r.data.version;
+  setBufferKind(state.path);
   state.saved = r.data.content;
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: r.data.content }, selection: { anchor: 0 } });
   $("#files").value = state.path;

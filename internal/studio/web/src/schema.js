@@ -145,25 +145,34 @@ export function contextAt(lines, lineNo, col) {
   } else {
     ctx = p.contentCol <= col ? p.contentCol : Math.min(col, p.contentCol);
   }
+  // dashAt: the column of the list dash last taken as an ancestor. YAML
+  // lets a list sit at its key's own indentation ("key:\n- item"), so a
+  // key with no value at that column is the list's parent.
+  let dashAt = -1;
   for (let d = p.dashes.length - 1; d >= 0; d--) {
     if (p.dashes[d] < ctx) {
       segs.push("[]");
-      ctx = p.dashes[d];
+      ctx = dashAt = p.dashes[d];
     }
   }
-  for (let n = lineNo - 2; n >= 0 && ctx > 0; n--) {
-    const l = lineParts(lines[n]);
+  for (let n = lineNo - 2; n >= 0 && (ctx > 0 || dashAt === 0); n--) {
+    const text = lines[n];
+    const l = lineParts(text);
     if (l.blank) continue;
-    if (l.keyCol >= 0 && l.keyCol < ctx) {
+    const emptyValue = l.keyCol >= 0 && /^\s*(#.*)?$/.test(text.slice(l.valueCol));
+    if (l.keyCol >= 0 && (l.keyCol < ctx || (l.keyCol === dashAt && emptyValue))) {
       segs.push(l.key);
       ctx = l.keyCol;
+      dashAt = -1;
+    } else if (l.contentCol < ctx && l.keyCol < 0 && l.dashes.length === 0) {
+      dashAt = -1;
     }
     // A less indented line that is neither key nor dash (a flow value
     // going on, a broken line) is no ancestor: keep looking above it.
     for (let d = l.dashes.length - 1; d >= 0; d--) {
       if (l.dashes[d] < ctx) {
         segs.push("[]");
-        ctx = l.dashes[d];
+        ctx = dashAt = l.dashes[d];
       }
     }
   }
