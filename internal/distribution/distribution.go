@@ -10,6 +10,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/editorschema"
+	"github.com/connectd/connectd/internal/schemacheck"
 	"github.com/connectd/connectd/internal/studio"
 )
 
@@ -33,5 +34,6 @@ func Options(version, dateBuilt string) []service.CLIOptFunc {
 		service.CLIOptAddCommand(completionCommand()),
 		service.CLIOptAddCommand(editorschema.Command(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) })),
 		service.CLIOptAddCommand(studio.Command(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) }, studioMounts)),
+		service.CLIOptAddCommand(schemacheck.Command()),
 	}
 }
