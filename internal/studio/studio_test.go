@@ -278,3 +278,29 @@ func TestServeLoopbackUnlessAllowed(t *testing.T) {
 		t.Fatal("Serve did not stop with its context")
 	}
 }
+
+// TestGuardHostOnRemoteBind: with --allow-remote (a non-loopback bind), a
+// Host that is an IP literal with the server's port is accepted (it cannot
+// be rebound), a DNS name still is not.
+func TestGuardHostOnRemoteBind(t *testing.T) {
+	t.Parallel()
+	g := newGuard(testToken, &net.TCPAddr{IP: net.IPv4zero, Port: 4196}, http.NotFoundHandler())
+	for host, want := range map[string]bool{
+		"192.0.2.7:4196":      true,
+		"[2001:db8::1]:4196":  true,
+		"localhost:4196":      true,
+		"192.0.2.7:4197":      false,
+		"studio.example:4196": false,
+		"192.0.2.7":           false,
+	} {
+		if got := g.hostAllowed(host); got != want {
+			t.Errorf("Host %q on a remote bind: allowed %v, want %v", host, got, want)
+		}
+	}
+	lo := newGuard(testToken, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4196}, http.NotFoundHandler())
+	for host, want := range map[string]bool{"127.0.0.1:4196": true, "[::1]:4196": true, "localhost:4196": true, "LOCALHOST:4196": true, "192.0.2.7:4196": false} {
+		if got := lo.hostAllowed(host); got != want {
+			t.Errorf("Host %q on loopback: allowed %v, want %v", host, got, want)
+		}
+	}
+}
