@@ -21,7 +21,10 @@ import (
 // quickstart, each step checked in the page and on disk.
 func TestStudioInBrowser(t *testing.T) {
 	ctx := browser(t)
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "config")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	quick, err := os.ReadFile(filepath.Join(repoRoot(), "config", "quickstart.yaml"))
 	if err != nil {
 		t.Fatal(err)
