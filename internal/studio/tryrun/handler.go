@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/connectd/connectd/internal/studio/catalog"
 )
@@ -20,6 +21,7 @@ type StartResponse struct {
 func (r *Runner) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/run", r.serveStart)
+	mux.HandleFunc("GET /api/run", r.serveList)
 	mux.HandleFunc("GET /api/run/{id}", r.serveSnapshot)
 	mux.HandleFunc("GET /api/run/{id}/events", r.serveEvents)
 	mux.HandleFunc("POST /api/run/{id}/stop", r.serveStop)
@@ -65,6 +67,44 @@ func (r *Runner) serveStart(w http.ResponseWriter, req *http.Request) {
 	default:
 		writeJSON(w, http.StatusCreated, StartResponse{ID: run.ID, Target: run.Target, Brokers: run.Brokers, MetricsURL: run.MetricsURL})
 	}
+}
+
+// RunSummary is a run in GET /api/run.
+type RunSummary struct {
+	ID        string    `json:"id"`
+	State     string    `json:"state"`
+	Target    string    `json:"target"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// List is the answer of GET /api/run: the kept runs, oldest first, and the
+// one alive, for a page that reloads to follow it again.
+type List struct {
+	Active string       `json:"active,omitempty"`
+	Runs   []RunSummary `json:"runs"`
+}
+
+// List returns the kept runs.
+func (r *Runner) List() List {
+	r.mu.Lock()
+	l := List{Runs: []RunSummary{}}
+	runs := make([]*Run, 0, len(r.mu.order))
+	for _, id := range r.mu.order {
+		runs = append(runs, r.mu.runs[id])
+	}
+	if r.mu.active != nil {
+		l.Active = r.mu.active.ID
+	}
+	r.mu.Unlock()
+	for _, run := range runs {
+		s := run.Snapshot()
+		l.Runs = append(l.Runs, RunSummary{ID: s.ID, State: s.State, Target: s.Target, StartedAt: s.StartedAt})
+	}
+	return l
+}
+
+func (r *Runner) serveList(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, r.List())
 }
 
 func (r *Runner) lookupRun(w http.ResponseWriter, req *http.Request) (*Run, bool) {

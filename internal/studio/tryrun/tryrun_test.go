@@ -65,6 +65,17 @@ func TestQuickstartOnDevBroker(t *testing.T) {
 	}
 	run, _ := r.Get(id)
 
+	// A page that reloads finds the run alive.
+	resp, err := http.Get(srv.URL + "/api/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list List
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || list.Active != id || len(list.Runs) != 1 || list.Runs[0].ID != id {
+		t.Fatalf("list %+v: %v", list, err)
+	}
+	resp.Body.Close()
+
 	// One run at a time.
 	if status, busy := post(t, srv.URL+"/api/run", StartRequest{YAML: string(src)}); status != http.StatusConflict || busy["id"] != id {
 		t.Fatalf("second start: %d %v", status, busy)
@@ -108,7 +119,7 @@ func TestQuickstartOnDevBroker(t *testing.T) {
 
 	// A live event stream: after the replay, the stop's state changes and
 	// the exit arrive, and the stream ends.
-	resp, err := http.Get(srv.URL + "/api/run/" + id + "/events")
+	resp, err = http.Get(srv.URL + "/api/run/" + id + "/events")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +141,9 @@ func TestQuickstartOnDevBroker(t *testing.T) {
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("child %d still exists after stop: %v", pid, err)
+	}
+	if l := r.List(); l.Active != "" || l.Runs[0].State != StateExited {
+		t.Fatalf("after stop: %+v", l)
 	}
 	select {
 	case body := <-streamed:
