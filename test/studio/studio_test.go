@@ -202,6 +202,19 @@ func TestStudioInBrowser(t *testing.T) {
 		}
 		// Live metrics arrive.
 		waitJS(t, ctx, 30*time.Second, `document.querySelectorAll("#tryit .metrics .metric").length > 0`, `document.querySelector("#tryit").innerText.slice(0, 400)`)
+		// A second window (same browser, so the same cookie) follows the
+		// run that is alive: its messages are replayed there.
+		tab, closeTab := chromedp.NewContext(ctx)
+		// The first action on a tab's context opens the tab and ties it
+		// to that context: this one, not a timeout's.
+		if err := chromedp.Do(tab); err != nil {
+			t.Fatal(err)
+		}
+		run(t, tab, chromedp.Navigate(s.Base+"/"))
+		waitJS(t, tab, 30*time.Second, `document.body.dataset.ready === "true"`, "")
+		run(t, tab, chromedp.Click(`.tabs button[data-tab="tryit"]`))
+		waitJS(t, tab, 30*time.Second, `document.querySelectorAll("#tryit tr.message").length >= 3 && !document.querySelector("#tryit button.stop").disabled`, `document.querySelector("#tryit").innerText.slice(0, 400)`)
+		closeTab()
 		run(t, ctx, chromedp.Click(`#tryit button.stop`))
 		waitJS(t, ctx, 30*time.Second, `document.querySelector("#tryit .run-state").dataset.state === "exited"`, `document.querySelector("#tryit .run-state").textContent`)
 	})

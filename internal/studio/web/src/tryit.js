@@ -24,6 +24,12 @@ export function createTryIt(box, getText, confirmDialog) {
       if (ok) return start(target, true);
       return;
     }
+    if (r.status === 409 && r.data && r.data.id) {
+      // A run is alive already (started from another window): follow it.
+      status.textContent = `${r.data.error}; following ${r.data.id}`;
+      attach(r.data.id);
+      return;
+    }
     if (!r.ok) {
       status.textContent = "error: " + ((r.data && r.data.error) || r.status);
       return;
@@ -60,6 +66,15 @@ export function createTryIt(box, getText, confirmDialog) {
       events.close();
       events = null;
     });
+  };
+
+  // attach follows a run this page did not start (a reload, another window).
+  const attach = (id) => {
+    run = { id };
+    messages.replaceChildren();
+    logs.textContent = "";
+    stopBtn.disabled = false;
+    follow(id);
   };
 
   const addMessage = (m) => {
@@ -117,5 +132,9 @@ export function createTryIt(box, getText, confirmDialog) {
     tests,
     el("h4", { text: "Logs" }),
     logs);
+  // The run alive when the page loads is followed again.
+  api("GET", "/api/run").then((r) => {
+    if (r.ok && r.data && r.data.active && !run) attach(r.data.active);
+  });
   return { stop };
 }
