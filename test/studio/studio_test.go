@@ -122,6 +122,11 @@ func TestStudioInBrowser(t *testing.T) {
 		if txt := evalAs[string](t, ctx, fmt.Sprintf(`document.querySelector(%q).closest(".field").textContent`, sel)); !strings.Contains(txt, "sink.delivery-guarantee") || !strings.Contains(txt, "at_least_once") {
 			t.Fatalf("the field shows neither its Flink option nor its default: %q", txt)
 		}
+		// Its values are a select; a free-text field with examples (key)
+		// is a text input showing the file's value.
+		if tags := evalAs[[]string](t, ctx, fmt.Sprintf(`[document.querySelector(%q).tagName, document.querySelector("#f-output-switch-cases-0-output-kafka_sink-key").tagName, document.querySelector("#f-output-switch-cases-0-output-kafka_sink-key").value]`, sel)); fmt.Sprint(tags) != "[SELECT INPUT ${! this.user }]" {
+			t.Fatalf("delivery_guarantee, key: %v, want a select and a text input holding the key", tags)
+		}
 		eval(t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector(%q); s.value = "exactly_once"; s.dispatchEvent(new Event("change")); return true; })()`, sel), new(bool))
 		waitJS(t, ctx, 5*time.Second, `studio.view.state.doc.toString().includes("delivery_guarantee: exactly_once")`, "")
 		after := doc(t, ctx)

@@ -101,6 +101,14 @@ export function setField(text, path, value, s) {
   return doc.toString({ lineWidth: 0 });
 }
 
+// choiceLike: a string field whose examples are plain words that its
+// description names in backticks, i.e. its values, not samples.
+function choiceLike(s) {
+  const ex = s.examples || [];
+  const d = s.description || "";
+  return s.type === "string" && ex.length > 1 && ex.every((x) => typeof x === "string" && /^[A-Za-z0-9_.-]+$/.test(x) && d.includes("`" + x + "`"));
+}
+
 function coerce(raw, s) {
   if (raw === "") return "";
   const t = Array.isArray(s.type) ? s.type[0] : s.type;
@@ -177,15 +185,26 @@ function fieldRow(field, s, path, value, getText, apply) {
     input = el("select", { id, onchange: (e) => onChange(e.target.value) },
       el("option", { value: "", text: def !== "" ? `(default: ${def})` : "(unset)" }),
       options.map((o) => el("option", { value: o, text: o, selected: value !== undefined && String(value) === o })));
-  } else if (s.examples && s.examples.length && s.examples.every((x) => typeof x !== "object")) {
-    // A string whose spec lists its usual values (delivery_guarantee,
-    // which also takes Flink's spellings): a select of those, and the
-    // value the file has if it is another.
+  } else if (choiceLike(s)) {
+    // A string whose spec names its values (delivery_guarantee, which
+    // also takes Flink's spellings, so it has no enum): a select of
+    // those, and the value the file has if it is another.
     const opts = s.examples.map(String);
     if (value !== undefined && !opts.includes(String(value))) opts.push(String(value));
     input = el("select", { id, onchange: (e) => onChange(e.target.value) },
       el("option", { value: "", text: def !== "" ? `(default: ${def})` : "(unset)" }),
       opts.map((o) => el("option", { value: o, text: o, selected: value !== undefined && String(value) === o })));
+  } else if (s.examples && s.examples.length && s.examples.every((x) => typeof x !== "object") && s.type !== "array") {
+    // Free text with the spec's examples offered.
+    const listId = id + "-examples";
+    input = el("span", { class: "with-examples" },
+      el("input", {
+        id, type: "text", list: listId,
+        value: value === undefined || value === null ? "" : String(value),
+        placeholder: def !== "" ? `default: ${def}` : "",
+        onchange: (e) => onChange(e.target.value),
+      }),
+      el("datalist", { id: listId }, s.examples.map((x) => el("option", { value: String(x) }))));
   } else if (s.type === "array" || s.type === "object") {
     input = el("code", { class: "complex", text: value === undefined ? "(edit in YAML)" : JSON.stringify(value).slice(0, 80) });
   } else {
