@@ -9,7 +9,7 @@ BIN     := bin/connectd
 GO_TEST_FLAGS ?= -race -timeout 25m
 DEV_BROKER ?= 127.0.0.1:19192
 
-.PHONY: all build run test unit interop lint fmt kafka-up kafka-down bench clean docs
+.PHONY: all build run test unit interop lint fmt kafka-up kafka-down bench clean docs studio-web studio-screenshot
 
 all: build
 
@@ -21,11 +21,13 @@ run: build
 	$(BIN) run --dev-broker $(DEV_BROKER) --dev-broker-topics quickstart config/quickstart.yaml
 
 # Confluent's Python client (a serializer we did not write) for the
-# avro-confluent interop test, in a venv of the checkout.
+# avro-confluent interop test, and Apache Avro's Python library (its schema
+# compatibility checker referees schema/compat), in a venv of the checkout.
 INTEROP_VENV := .venv-interop
-$(INTEROP_VENV)/.installed:
+INTEROP_PACKAGES := "confluent-kafka[avro,schemaregistry]" fastavro requests avro protobuf
+$(INTEROP_VENV)/.installed: Makefile
 	python3 -m venv $(INTEROP_VENV)
-	$(INTEROP_VENV)/bin/pip install -q "confluent-kafka[avro,schemaregistry]" fastavro requests
+	$(INTEROP_VENV)/bin/pip install -q $(INTEROP_PACKAGES)
 	touch $@
 
 ## test: the whole suite, real Apache Kafka broker and schema registry included.
@@ -35,6 +37,7 @@ test: build lint $(INTEROP_VENV)/.installed
 	eval "$$(scripts/kafka.sh env)"; eval "$$(scripts/registry.sh env)"; \
 	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_REQUIRE_REGISTRY=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
 	  export CONNECTD_PYTHON=$(CURDIR)/$(INTEROP_VENV)/bin/python CONNECTD_REQUIRE_INTEROP=1; \
+	  export CONNECTD_REQUIRE_BROWSER=1 CONNECTD_REQUIRE_NODE=1; \
 	  go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/e2e -e /test/interop) && \
 	  go test -v -timeout 25m ./test/e2e/ # -v: the SIGKILL runs report their duplicate counts
 
@@ -49,6 +52,17 @@ interop: build
 	eval "$$(scripts/kafka.sh env)"; eval "$$(scripts/registry.sh env)"; \
 	  export CONNECTD_REQUIRE_KAFKA=1 CONNECTD_REQUIRE_REGISTRY=1 CONNECTD_REQUIRE_INTEROP=1 CONNECTD_BIN=$(CURDIR)/$(BIN); \
 	  go test -v -count=1 -timeout 30m ./test/interop/ # -v: the known mismatches are logged
+
+## studio-web: rebuild the studio's front end (internal/studio/web/dist, committed and embedded)
+## from package-lock.json; test/studio's TestBundleIsCurrent checks that the committed bundle is
+## what this gives (docs/studio.md). Needs Node and npm; `go build` does not.
+studio-web:
+	cd internal/studio/web && npm ci --no-audit --no-fund && npm run build
+
+## studio-screenshot: docs/studio.png, taken by the browser test (headless Chromium).
+studio-screenshot: build
+	CONNECTD_BIN=$(CURDIR)/$(BIN) CONNECTD_REQUIRE_BROWSER=1 CONNECTD_STUDIO_SCREENSHOT=docs/studio.png \
+	  go test -count=1 -run 'TestStudioInBrowser' -v ./test/studio/
 
 ## unit: tests that need no real broker (integration tests skip).
 unit:

@@ -2,7 +2,7 @@
 // Benthos's CLI: its name and help text, `connectd --version`, the defaults
 // of the main config that differ from Benthos's (the logs' @service field,
 // the HTTP server bound to loopback), and connectd's own subcommands
-// (`schema`, `completion`). cmd/connectd passes Options to
+// (`schema`, `completion`, `studio`). cmd/connectd passes Options to
 // service.RunCLIToCode.
 package distribution
 
@@ -10,6 +10,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/editorschema"
+	"github.com/connectd/connectd/internal/schemacheck"
+	"github.com/connectd/connectd/internal/studio"
 )
 
 // Name is the binary's and the product's name.
@@ -31,5 +33,7 @@ func Options(version, dateBuilt string) []service.CLIOptFunc {
 		service.CLIOptSetMainSchemaFrom(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) }),
 		service.CLIOptAddCommand(completionCommand()),
 		service.CLIOptAddCommand(editorschema.Command(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) })),
+		service.CLIOptAddCommand(studio.Command(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) }, studioMounts)),
+		service.CLIOptAddCommand(schemacheck.Command()),
 	}
 }

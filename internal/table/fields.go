@@ -105,6 +105,9 @@ func ProcessorFields(component, verb string) []*service.ConfigField {
 				"`disable-quote-character`, `allow-comments`, `ignore-parse-errors`, `array-element-delimiter`, `escape-character`, `null-literal`. "+
 				"raw: `charset` (UTF-8). avro: none. avro-confluent: `url` (the schema registry, required), `subject` (default `<topic>-value` from kafka_topic metadata), "+
 				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject). "+
+				"protobuf: `descriptor-file` (a .proto file or a protoc descriptor set, required), `message-name` (the message's full name, required), "+
+				"`ignore-parse-errors`, `read-default-values` (default false: an unset field with presence is NULL), `write-null-string-literal` (default \"\"); "+
+				"Flink's `message-class-name` (a Java class) is refused. "+
 				"debezium-json, canal-json, maxwell-json, ogg-json: json's options but `fail-on-missing-field` (Flink's `<format>.ignore-parse-errors` and so on); "+
 				"debezium-json also `schema-include` (default false; reading only, as in Flink), canal-json also `database.include` and `table.include` "+
 				"(regular expressions the whole database / table name must match, default none). debezium-avro-confluent: avro-confluent's. "+

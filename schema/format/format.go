@@ -1,6 +1,7 @@
 // Package format turns record bytes into typed rows of a table and back, by
-// format name: json, csv, raw, avro and avro-confluent, and the changelog
-// formats debezium-json, canal-json, maxwell-json and ogg-json (packages
+// format name: json, csv, raw, avro, avro-confluent and protobuf, and the
+// changelog formats debezium-json, debezium-avro-confluent, canal-json,
+// maxwell-json and ogg-json (packages
 // below this one). Rows hold the Go values documented in package schema.
 package format
 
@@ -20,6 +21,7 @@ import (
 	"github.com/connectd/connectd/schema/format/json"
 	"github.com/connectd/connectd/schema/format/maxwell"
 	"github.com/connectd/connectd/schema/format/ogg"
+	"github.com/connectd/connectd/schema/format/protobuf"
 	"github.com/connectd/connectd/schema/format/raw"
 )
 
@@ -128,9 +130,10 @@ var factories = map[string]factory{
 		f, err := avroconfluent.New(row, o)
 		return confluentCodec{f}, err
 	}),
-	schema.FormatJSON: codec(json.ParseOptions, json.New),
-	schema.FormatCSV:  codec(csv.ParseOptions, csv.New),
-	schema.FormatRaw:  codec(raw.ParseOptions, raw.New),
+	schema.FormatJSON:     codec(json.ParseOptions, json.New),
+	schema.FormatCSV:      codec(csv.ParseOptions, csv.New),
+	schema.FormatRaw:      codec(raw.ParseOptions, raw.New),
+	schema.FormatProtobuf: codec(protobuf.ParseOptions, protobuf.New),
 
 	schema.FormatDebeziumJSON: codec(identity, debezium.New),
 	schema.FormatCanalJSON:    codec(identity, canal.New),
