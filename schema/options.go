@@ -239,6 +239,7 @@ var connectorOptions = map[string]map[string]check{
 		OptDeliveryGuarantee:      enum("none", "at-least-once", "exactly-once"),
 		OptTransactionalIDPrefix:  nonEmpty,
 		OptSinkPartitioner:        enum("default", "fixed", "round-robin"),
+		OptLocalTimeZone:          timeZone,
 	},
 	ConnectorUpsertKafka: {
 		OptConnector:               nonEmpty,
@@ -253,11 +254,13 @@ var connectorOptions = map[string]map[string]check{
 		OptTransactionalIDPrefix:   nonEmpty,
 		OptSinkBufferFlushMaxRows:  int64Value,
 		OptSinkBufferFlushInterval: duration,
+		OptLocalTimeZone:           timeZone,
 	},
 	// No connector: a table used only to decode and encode records, e.g.
 	// with the table_decode processor on a file input.
 	"": {
-		OptFormat: formatName,
+		OptFormat:        formatName,
+		OptLocalTimeZone: timeZone,
 	},
 }
 
