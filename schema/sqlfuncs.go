@@ -277,14 +277,13 @@ func (x *sqlTranslator) call() (sqlVal, error) {
 		if err := arity("one or two arguments (string [, format])", len(args) == 1 || len(args) == 2); err != nil {
 			return sqlVal{}, err
 		}
-		f := `"yyyy-MM-dd HH:mm:ss"`
-		if len(args) == 2 {
-			if err := dateFormat(1); err != nil {
-				return sqlVal{}, err
-			}
-			f = args[1].cel
+		if len(args) == 1 { // as CAST: a date alone, a T, a fraction
+			return sqlVal{"sql_to_timestamp(" + strArg(0) + `, "")`, &Type{Kind: KindTimestamp, Precision: 3}}, nil
 		}
-		return sqlVal{"sql_to_timestamp(" + strArg(0) + ", " + f + ")", &Type{Kind: KindTimestamp, Precision: 3}}, nil
+		if err := dateFormat(1); err != nil {
+			return sqlVal{}, err
+		}
+		return sqlVal{"sql_to_timestamp(" + strArg(0) + ", " + args[1].cel + ")", &Type{Kind: KindTimestamp, Precision: 3}}, nil
 	case "TO_TIMESTAMP_LTZ":
 		if err := arity("two arguments (epoch, precision 0 or 3)", len(args) == 2); err != nil {
 			return sqlVal{}, err

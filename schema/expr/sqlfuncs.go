@@ -645,6 +645,13 @@ func sqlFunctions(c Clock) []cel.EnvOption {
 		fn("sql_to_timestamp", 2, cel.TimestampType, strict(func(a ...ref.Val) ref.Val {
 			s, _ := str(a[0])
 			f, _ := str(a[1])
+			if f == "" { // TO_TIMESTAMP(s): as CAST, a date alone, a T, a fraction
+				t, ok := parseTimestamp(s)
+				if !ok {
+					return types.NullValue
+				}
+				return ts(schema.TruncateTimestamp(t, 3))
+			}
 			l, err := layout(f)
 			if err != nil {
 				return sqlErr("TO_TIMESTAMP: %v", err)

@@ -7,7 +7,7 @@
 // MMM and MMMM as English names), d (day of month), H (hour 0-23), h (hour
 // 1-12), m (minute), s (second), S (fraction of a second, one letter per
 // digit), a (AM/PM) and E (day of week: E to EEE short, EEEE full). Text in
-// single quotes is literal ('' is a quote); any other character that is not
+// single quotes is literal (” is a quote); any other character that is not
 // a letter is literal. Other letters (zones, weeks, eras) are refused by
 // Compile, naming them.
 package javatime
