@@ -336,14 +336,9 @@ func quoteName(name string) string {
 	return strings.Join(parts, ".")
 }
 
-// quoteIdent is schema.QuoteIdent, and backquotes IF too: a table named
-// if would read as CREATE TABLE IF NOT EXISTS.
-func quoteIdent(name string) string {
-	if strings.EqualFold(name, "IF") {
-		return "`" + name + "`"
-	}
-	return schema.QuoteIdent(name)
-}
+// quoteIdent is schema.QuoteIdent, which backquotes IF (a table named if
+// would read as CREATE TABLE IF NOT EXISTS) and TRUE and FALSE.
+func quoteIdent(name string) string { return schema.QuoteIdent(name) }
 
 func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
