@@ -105,18 +105,6 @@ func (t *Table) PhysicalRowType() *Type {
 	return row
 }
 
-// Kafka readable/writable metadata keys (Flink's KafkaDynamicSource and
-// KafkaDynamicSink) and the type kinds a column may declare for each.
-var kafkaMetadata = map[string][]Kind{
-	"topic":          {KindVarchar, KindChar},
-	"partition":      {KindInt},
-	"headers":        {KindMap},
-	"leader-epoch":   {KindInt},
-	"offset":         {KindBigint},
-	"timestamp":      {KindTimestampLTZ, KindTimestamp},
-	"timestamp-type": {KindVarchar, KindChar},
-}
-
 // Validate checks the table as Flink's planner and Kafka table factory do,
 // and collects every problem. Errors name the column or option.
 func (t *Table) Validate() error {
@@ -156,14 +144,10 @@ func (t *Table) Validate() error {
 			}
 			continue
 		case Metadata:
-			kinds, ok := kafkaMetadata[c.MetadataKey]
-			if !ok {
+			if MetadataType(c.MetadataKey) == nil {
 				add("table %s: column %s: unknown metadata key %q (want one of %s)", t.Name, c.Name, c.MetadataKey, strings.Join(metadataKeys(), ", "))
-			} else if c.Type != nil && !kindIn(c.Type.Kind, kinds) {
-				add("table %s: column %s: metadata %q cannot be declared as %s", t.Name, c.Name, c.MetadataKey, c.Type)
-			}
-			if c.MetadataKey == "headers" && c.Type != nil && c.Type.Kind == KindMap && !c.Type.Value.IsBinary() {
-				add("table %s: column %s: metadata \"headers\" must be MAP<STRING, BYTES>, got %s", t.Name, c.Name, c.Type)
+			} else if err := validateMetadataType(c); err != nil {
+				add("table %s: %w", t.Name, err)
 			}
 		}
 		if c.Type == nil {
@@ -207,15 +191,6 @@ func (t *Table) Validate() error {
 	}
 	errs = append(errs, t.validateOptions()...)
 	return errors.Join(errs...)
-}
-
-func kindIn(k Kind, kinds []Kind) bool {
-	for _, x := range kinds {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 func metadataKeys() []string {
