@@ -270,6 +270,9 @@ func renderDDL(t *schema.Table) string {
 	if wm := t.Watermark; wm != nil {
 		col := quoteIdent(wm.Column)
 		e := "WATERMARK FOR " + col + " AS " + col
+		if wm.Source {
+			e = "WATERMARK FOR " + col + " AS SOURCE_WATERMARK()"
+		}
 		if wm.Delay != 0 {
 			e += " - INTERVAL '" + seconds(wm.Delay) + "' SECOND"
 		}

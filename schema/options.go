@@ -49,6 +49,7 @@ const (
 	OptBoundedTimestampMillis  = "scan.bounded.timestamp-millis"
 	OptPartitionDiscovery      = "scan.topic-partition-discovery.interval"
 	OptWatermarkIdleTimeout    = "scan.watermark.idle-timeout"
+	OptWatermarkEmitStrategy   = "scan.watermark.emit.strategy"
 	OptWatermarkAlignGroup     = "scan.watermark.alignment.group"
 	OptWatermarkAlignMaxDrift  = "scan.watermark.alignment.max-drift"
 	OptWatermarkAlignInterval  = "scan.watermark.alignment.update-interval"
@@ -233,6 +234,7 @@ var connectorOptions = map[string]map[string]check{
 		OptBoundedTimestampMillis: int64Value,
 		OptPartitionDiscovery:     duration,
 		OptWatermarkIdleTimeout:   duration,
+		OptWatermarkEmitStrategy:  emitStrategy,
 		OptWatermarkAlignGroup:    nonEmpty,
 		OptWatermarkAlignMaxDrift: duration,
 		OptWatermarkAlignInterval: duration,

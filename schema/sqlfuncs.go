@@ -502,3 +502,23 @@ func CheckJavaRegex(re string) error {
 	}
 	return nil
 }
+
+// validateComputedRowtime checks a computed column that the table's
+// WATERMARK FOR names: not a processing-time attribute (PROCTIME()), and,
+// when its type is known, TIMESTAMP(p) or TIMESTAMP_LTZ(p) with p <= 3, as
+// Flink requires of a rowtime column.
+func (t *Table) validateComputedRowtime(c Column, tr *Translation) []error {
+	wm := t.Watermark
+	if wm == nil || wm.Column != c.Name {
+		return nil
+	}
+	if tr.ProcTime {
+		return []error{fmt.Errorf("table %s: WATERMARK FOR %s: column %s AS %s is a processing-time attribute (PROCTIME()); "+
+			"a watermark needs an event-time column, as in Flink", t.Name, wm.Column, c.Name, c.Expr)}
+	}
+	if typ := tr.Type; typ != nil && (!typ.IsTimestamp() || typ.Precision > 3) {
+		return []error{fmt.Errorf("table %s: WATERMARK FOR %s: the rowtime column must be TIMESTAMP(p) or TIMESTAMP_LTZ(p) with p <= 3, got %s AS %s of type %s",
+			t.Name, wm.Column, c.Name, c.Expr, typ)}
+	}
+	return nil
+}

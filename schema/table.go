@@ -61,6 +61,10 @@ type PrimaryKey struct {
 type Watermark struct {
 	Column string
 	Delay  time.Duration
+	// Source is `WATERMARK FOR col AS SOURCE_WATERMARK()`: the source's own
+	// watermark (kafka_source's, from the record timestamps or its
+	// watermark settings) instead of one derived from col; Delay is 0.
+	Source bool
 }
 
 // Table is a table definition: Flink's CatalogTable.
@@ -130,9 +134,13 @@ func (t *Table) Validate() error {
 		seen[c.Name] = true
 		switch c.Kind {
 		case Computed:
-			_, refs, err := TranslateSQL(c.Expr)
+			var refs []string
+			tr, err := TranslateComputed(c.Expr, IntLiterals, t)
 			if err != nil {
 				add("table %s: column %s AS %s: %w", t.Name, c.Name, c.Expr, err)
+			} else {
+				refs = tr.Columns
+				errs = append(errs, t.validateComputedRowtime(c, tr)...)
 			}
 			for _, r := range refs {
 				switch rc, ok := t.Column(r); {
