@@ -122,3 +122,24 @@ func validateMetadataType(c Column) error {
 	}
 	return nil
 }
+
+// validateMetadataKeys refuses two metadata columns of one key, as Flink
+// does ("declare one as the metadata column and the others as computed
+// columns over it").
+func (t *Table) validateMetadataKeys() []error {
+	var errs []error
+	first := map[string]string{}
+	for _, c := range t.Columns {
+		if c.Kind != Metadata {
+			continue
+		}
+		if prev, ok := first[c.MetadataKey]; ok {
+			errs = append(errs, fmt.Errorf("table %s: columns %s and %s both read metadata %s; declare one as the metadata column "+
+				"and the other as a computed column over it (%s AS CAST(%s AS ...)), as Flink requires",
+				t.Name, prev, c.Name, strconv.Quote(c.MetadataKey), c.Name, prev))
+			continue
+		}
+		first[c.MetadataKey] = c.Name
+	}
+	return errs
+}

@@ -69,7 +69,8 @@ func (x *sqlTranslator) cast() (sqlVal, error) {
 		}
 		return sqlVal{castString(e), out}, nil
 	case typ.Kind == KindTinyint, typ.Kind == KindSmallint, typ.Kind == KindInt, typ.Kind == KindBigint:
-		return sqlVal{"int(" + e.cel + ")", out}, nil
+		bits := map[Kind]int{KindTinyint: 8, KindSmallint: 16, KindInt: 32, KindBigint: 64}[typ.Kind]
+		return sqlVal{fmt.Sprintf("sql_int(%s, %d)", e.cel, bits), out}, nil
 	case typ.Kind == KindFloat, typ.Kind == KindDouble:
 		return sqlVal{"double(" + e.cel + ")", out}, nil
 	case typ.Kind == KindDecimal:

@@ -197,6 +197,7 @@ func (t *Table) Validate() error {
 			add("table %s: WATERMARK FOR %s: the delay must not be negative, got %s", t.Name, wm.Column, wm.Delay)
 		}
 	}
+	errs = append(errs, t.validateMetadataKeys()...)
 	errs = append(errs, t.validateOptions()...)
 	return errors.Join(errs...)
 }

@@ -554,6 +554,28 @@ func sqlFunctions(c Clock) []cel.EnvOption {
 			f, _ := out.Float64()
 			return types.Double(f)
 		})),
+		fn("sql_int", 2, nullableInt, strict(func(a ...ref.Val) ref.Val {
+			bits, _ := toInt(a[1])
+			switch x := a[0].(type) {
+			case types.Int:
+				return types.Int(narrow(int64(x), int(bits)))
+			case types.Double:
+				return types.Int(javaDoubleToInt(float64(x), int(bits)))
+			case types.String:
+				s := strings.TrimSpace(string(x))
+				n, err := strconv.ParseInt(s, 10, int(bits))
+				if err != nil {
+					return sqlErr("CAST('%s' AS INTEGER): not an integer of %d bits", x, bits)
+				}
+				return types.Int(n)
+			case types.Bool:
+				if x {
+					return types.Int(1)
+				}
+				return types.Int(0)
+			}
+			return sqlErr("CAST of a %s AS an integer", a[0].Type())
+		})),
 		fn("sql_bool", 1, nullableBool, strict(func(a ...ref.Val) ref.Val {
 			switch x := a[0].(type) {
 			case types.Bool:
@@ -703,7 +725,10 @@ func sqlFunctions(c Clock) []cel.EnvOption {
 			if err != nil {
 				return types.Int(math.MinInt64) // as Flink: Long.MIN_VALUE
 			}
-			return types.Int(t.Unix())
+			// Flink parses with SimpleDateFormat, whose calendar reads a
+			// wall clock that occurs twice (clocks go back) in standard
+			// time: the later instant.
+			return types.Int(javatime.Later(t, loc).Unix())
 		})),
 		fn("sql_unix_timestamp_now", 0, cel.IntType, func(...ref.Val) ref.Val { return types.Int(c.now().Unix()) }),
 		fn("sql_now", 0, cel.TimestampType, func(...ref.Val) ref.Val {
@@ -720,6 +745,47 @@ func sqlFunctions(c Clock) []cel.EnvOption {
 			return ts(schema.TruncateTime(wall(c.now(), loc), 0))
 		}),
 	}
+}
+
+// narrow is Java's narrowing of a long to an integer of bits: it wraps.
+func narrow(n int64, bits int) int64 {
+	switch bits {
+	case 8:
+		return int64(int8(n))
+	case 16:
+		return int64(int16(n))
+	case 32:
+		return int64(int32(n))
+	}
+	return n
+}
+
+// javaDoubleToInt is Flink's CAST of a DOUBLE to an integer type, Java's
+// (long) or (int) cast: toward zero, NaN is 0, out of range saturates;
+// TINYINT and SMALLINT go through int and wrap.
+func javaDoubleToInt(f float64, bits int) int64 {
+	if math.IsNaN(f) {
+		return 0
+	}
+	if bits == 64 {
+		switch {
+		case f >= math.MaxInt64:
+			return math.MaxInt64
+		case f <= math.MinInt64:
+			return math.MinInt64
+		}
+		return int64(f)
+	}
+	var i int32
+	switch {
+	case f >= math.MaxInt32:
+		i = math.MaxInt32
+	case f <= math.MinInt32:
+		i = math.MinInt32
+	default:
+		i = int32(f)
+	}
+	return narrow(int64(i), bits)
 }
 
 // timestampOf reads a TIMESTAMP from a timestamp or a string.

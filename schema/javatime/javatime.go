@@ -310,3 +310,17 @@ func Date(year int, month time.Month, day, hour, min, sec, nsec int, loc *time.L
 	wall := time.Date(year, month, day, hour, min, sec, nsec, time.UTC)
 	return wall.Add(-time.Duration(before) * time.Second).In(loc)
 }
+
+// Later is t, or the later instant with the same wall clock in loc when
+// that wall clock occurs twice (the hour clocks go back), as Java's
+// SimpleDateFormat and GregorianCalendar read it (standard time).
+func Later(t time.Time, loc *time.Location) time.Time {
+	w := t.In(loc)
+	for _, d := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+		u := t.Add(d).In(loc)
+		if u.Year() == w.Year() && u.YearDay() == w.YearDay() && u.Hour() == w.Hour() && u.Minute() == w.Minute() && u.Second() == w.Second() {
+			return u
+		}
+	}
+	return t
+}

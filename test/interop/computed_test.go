@@ -309,7 +309,18 @@ func canonFlinkValue(t *schema.Type, v any) string {
 				return canonFloat(f, t.Kind)
 			}
 		}
-	case schema.KindArray, schema.KindMap, schema.KindRow:
+	case schema.KindMap: // Json.java prints a MAP as [[key, value], ...]
+		m := map[string]any{}
+		if pairs, ok := v.([]any); ok {
+			for _, p := range pairs {
+				if kv, ok := p.([]any); ok && len(kv) == 2 {
+					m[fmt.Sprint(kv[0])] = kv[1]
+				}
+			}
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	case schema.KindArray, schema.KindRow:
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
