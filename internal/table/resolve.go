@@ -60,11 +60,7 @@ func (r Raw) Resolve() (*schema.Table, error) {
 		}
 		return nil, nil
 	}
-	t, err := r.resolve()
-	if err != nil {
-		return nil, err
-	}
-	return r.applyTimeZone(t)
+	return r.resolve()
 }
 
 // applyTimeZone sets the table option table.local-time-zone from the
@@ -115,9 +111,19 @@ func ResolveKafkaParsed(conf *service.ParsedConfig) (*schema.Table, error) {
 	return r.ResolveKafka()
 }
 
-// resolve returns the table of exactly one of the three forms, validated;
-// a config that names none is an error.
+// resolve returns the table of exactly one of the three forms, validated,
+// with the local_time_zone field applied; a config that names none is an
+// error.
 func (r Raw) resolve() (*schema.Table, error) {
+	t, err := r.resolveForm()
+	if err != nil {
+		return nil, err
+	}
+	return r.applyTimeZone(t)
+}
+
+// resolveForm is resolve without the local_time_zone field.
+func (r Raw) resolveForm() (*schema.Table, error) {
 	name, named := r.Table.(string)
 	switch {
 	case r.Table != nil && !named:

@@ -18,6 +18,14 @@ func TestLocalTimeZoneField(t *testing.T) {
 	if loc, err := tb.LocalTimeZone(); err != nil || loc.String() != "Asia/Kolkata" {
 		t.Fatalf("zone %v, %v; want Asia/Kolkata", loc, err)
 	}
+	// The processors' path (table_decode, table_encode) applies it too.
+	pc, err := build(processorRaw{Raw: Raw{DDL: strings.Replace(ddl, "%s", "", 1), LocalTimeZone: "Asia/Kolkata"}, onError: "fail"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc, err := pc.Table.LocalTimeZone(); err != nil || loc.String() != "Asia/Kolkata" {
+		t.Fatalf("processor: zone %v, %v; want Asia/Kolkata", loc, err)
+	}
 	if _, err := (Raw{DDL: strings.Replace(ddl, "%s", ", 'table.local-time-zone' = 'Asia/Kolkata'", 1), LocalTimeZone: "Asia/Kolkata"}).Resolve(); err != nil {
 		t.Fatalf("agreeing field and option: %v", err)
 	}

@@ -30,14 +30,9 @@ func configFromParsed(conf *service.ParsedConfig) (*config, error) {
 	return newConfigRaw(raw, filter, mapping)
 }
 
-// newConfig resolves the table (none when tbl, catalog and ddl are all
-// unset) and compiles the expressions, collecting every problem. Errors
-// name the field; CEL errors carry line:column and a caret.
-func newConfig(tbl any, catalog, ddl, filter, mapping string) (*config, error) {
-	return newConfigRaw(table.Raw{Table: tbl, Catalog: catalog, DDL: ddl}, filter, mapping)
-}
-
-// newConfigRaw is newConfig with every table field (local_time_zone too).
+// newConfigRaw resolves the table (none when its fields are all unset,
+// local_time_zone aside) and compiles the expressions, collecting every
+// problem. Errors name the field; CEL errors carry line:column and a caret.
 func newConfigRaw(raw table.Raw, filter, mapping string) (*config, error) {
 	var errs []error
 	if strings.TrimSpace(filter) == "" && strings.TrimSpace(mapping) == "" {
