@@ -178,12 +178,10 @@ func (x *sqlTranslator) call() (sqlVal, error) {
 		return errAt("%s takes %s, got %d arguments", name, want, len(args))
 	}
 	str, bigint, ltz3 := typeOf(KindVarchar), typeOf(KindBigint), &Type{Kind: KindTimestampLTZ, Precision: 3}
-	// strArg is argument i as a string: CAST(... AS STRING) unless it is one.
+	// strArg is argument i as a string: CAST(... AS STRING) when its type
+	// is known and not a string (an unknown type is left to the function).
 	strArg := func(i int) string {
-		if args[i].isString() || args[i].t == nil && strings.HasPrefix(args[i].cel, `"`) {
-			return args[i].cel
-		}
-		if args[i].t == nil {
+		if args[i].t == nil || args[i].isString() {
 			return args[i].cel
 		}
 		return castString(args[i])

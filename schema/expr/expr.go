@@ -30,8 +30,10 @@
 // duration to its string ("1.5s"), null to nil, lists to []any, maps to
 // map[string]any.
 //
-// The function sql_true(cond) is declared in every environment: see
-// FuncSQLTrue.
+// The function sql_true(cond) is declared in every environment (see
+// FuncSQLTrue), and so are the sql_* functions that computed columns
+// translate Flink's functions to (sqlfuncs.go): NULL in, NULL out, in the
+// table's `table.local-time-zone` (Clock).
 //
 // CEL has no implicit numeric conversions: `amount * 2` on a DOUBLE or
 // DECIMAL column does not type-check; write `amount * 2.0` or
