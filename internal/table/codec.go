@@ -110,6 +110,9 @@ type Codec struct {
 	// tsColumn and headersColumn are the writable metadata columns (not
 	// VIRTUAL) of a sink; "" when absent.
 	tsColumn, headersColumn string
+	// zone is the table's table.local-time-zone: metadata `timestamp`
+	// declared TIMESTAMP, DATE or TIME is its wall clock there.
+	zone *time.Location
 }
 
 // NewCodec builds the key and value codecs of t (validated, connector kafka
@@ -117,6 +120,11 @@ type Codec struct {
 func NewCodec(t *schema.Table) (*Codec, error) {
 	c := &Codec{table: t, upsert: t.Options[schema.OptConnector] == schema.ConnectorUpsertKafka}
 	var errs []error
+	zone, err := t.LocalTimeZone()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.zone = zone
 	keyNames := t.KeyFields()
 	if len(keyNames) > 0 {
 		prefix := t.Options[schema.OptKeyFieldsPrefix]
@@ -312,7 +320,7 @@ func (c *Codec) Decode(ctx context.Context, r Record) (map[string]any, error) {
 		}
 	}
 	for _, mc := range c.meta {
-		v, err := schema.Coerce(mc.typ, mc.read(r), mc.what)
+		v, err := schema.CastMetadata(mc.key, mc.typ, mc.read(r), c.zone, mc.what)
 		if err != nil {
 			return nil, err
 		}
@@ -421,6 +429,9 @@ func (c *Codec) Encode(ctx context.Context, row map[string]any, topic string, de
 			return out, err
 		}
 		if ts, ok := v.(time.Time); ok {
+			if col.Type.Kind != schema.KindTimestampLTZ { // a wall clock in table.local-time-zone
+				ts = schema.ToLocalTimestamp(ts, c.zone)
+			}
 			out.Timestamp = ts
 		}
 	}
