@@ -152,6 +152,8 @@ type ColumnYAML struct {
 type WatermarkYAML struct {
 	Column string `yaml:"column"`
 	Delay  string `yaml:"delay"`
+	// Source is SOURCE_WATERMARK(): the source's own watermark.
+	Source bool `yaml:"source,omitempty"`
 }
 
 // ParseTableYAML parses one table in the YAML form, rejecting unknown keys.
@@ -211,7 +213,10 @@ func (ty TableYAML) Table() (*Table, error) {
 		t.PrimaryKey = &PrimaryKey{Columns: ty.PrimaryKey}
 	}
 	if wy := ty.Watermark; wy != nil {
-		wm := &Watermark{Column: wy.Column}
+		wm := &Watermark{Column: wy.Column, Source: wy.Source}
+		if wy.Source && wy.Delay != "" {
+			errs = append(errs, fmt.Errorf("watermark.delay: the source's own watermark (watermark.source) takes no delay; set the source's watermark settings instead"))
+		}
 		if wy.Delay != "" {
 			d, err := ParseFlinkDuration(wy.Delay)
 			if err != nil {
@@ -245,7 +250,7 @@ func (t *Table) YAML() TableYAML {
 		ty.PrimaryKey = t.PrimaryKey.Columns
 	}
 	if t.Watermark != nil {
-		ty.Watermark = &WatermarkYAML{Column: t.Watermark.Column, Delay: t.Watermark.Delay.String()}
+		ty.Watermark = &WatermarkYAML{Column: t.Watermark.Column, Delay: t.Watermark.Delay.String(), Source: t.Watermark.Source}
 	}
 	return ty
 }

@@ -184,3 +184,12 @@ func (t *Table) validateChangelog() []error {
 	}
 	return errs
 }
+
+func kindIn(k Kind, kinds []Kind) bool {
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}

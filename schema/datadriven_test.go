@@ -42,6 +42,11 @@ import (
 //	computed                     Table.Validate of a table whose columns are the
 //	                             input (computed columns among them): ok, or the
 //	                             errors
+//	eval [zone=<tz>]             evaluates computed columns (package schema/expr)
+//	                             over one row: input lines `name TYPE = <JSON value>`
+//	                             declare the row, lines `? <sql>` the expressions;
+//	                             each prints `<sql> = <value>`, or its error. The
+//	                             clock of NOW() is 2024-03-10T07:30:00.123456Z.
 //
 // An error prints as "error: <message>"; a *schema.SyntaxError also prints
 // the source line it points into with a caret under its column. In messages
@@ -126,6 +131,8 @@ func TestSQLExpr(t *testing.T) {
 					quoted = []string{"none"}
 				}
 				return cel + "\ncolumns: " + strings.Join(quoted, ", ")
+			case "eval":
+				return evalComputed(t, td)
 			case "computed":
 				tables := parseOK(t, "CREATE TABLE t (\n"+td.Input+"\n) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'json')")
 				if err := tables[0].Validate(); err != nil {
@@ -263,6 +270,9 @@ func renderDDL(t *schema.Table) string {
 	if wm := t.Watermark; wm != nil {
 		col := quoteIdent(wm.Column)
 		e := "WATERMARK FOR " + col + " AS " + col
+		if wm.Source {
+			e = "WATERMARK FOR " + col + " AS SOURCE_WATERMARK()"
+		}
 		if wm.Delay != 0 {
 			e += " - INTERVAL '" + seconds(wm.Delay) + "' SECOND"
 		}
@@ -329,14 +339,9 @@ func quoteName(name string) string {
 	return strings.Join(parts, ".")
 }
 
-// quoteIdent is schema.QuoteIdent, and backquotes IF too: a table named
-// if would read as CREATE TABLE IF NOT EXISTS.
-func quoteIdent(name string) string {
-	if strings.EqualFold(name, "IF") {
-		return "`" + name + "`"
-	}
-	return schema.QuoteIdent(name)
-}
+// quoteIdent is schema.QuoteIdent, which backquotes IF (a table named if
+// would read as CREATE TABLE IF NOT EXISTS) and TRUE and FALSE.
+func quoteIdent(name string) string { return schema.QuoteIdent(name) }
 
 func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 

@@ -329,8 +329,21 @@ func (p *parser) watermark(t *Table) error {
 		p.i = exprIdx
 		text, _ := p.exprText()
 		return &SyntaxError{Line: exprStart.pos.line, Column: exprStart.pos.col, Msg: fmt.Sprintf(
-			"WATERMARK FOR %s AS %s: connectd supports `%s - INTERVAL 'n' unit` (bounded out-of-orderness) or `%s` (ascending)",
+			"WATERMARK FOR %s AS %s: connectd supports `%s - INTERVAL 'n' unit` (bounded out-of-orderness), `%s` (ascending) "+
+				"or `SOURCE_WATERMARK()` (the source's own watermark)",
 			col, text, col, col)}
+	}
+	if p.cur().is("SOURCE_WATERMARK") && p.toks[p.i+1].is("(") {
+		p.next()
+		p.next()
+		if err := p.expect(")"); err != nil {
+			return err
+		}
+		if c := p.cur(); !c.is(",") && !c.is(")") {
+			return unsupported()
+		}
+		t.Watermark = &Watermark{Column: col, Source: true}
+		return nil
 	}
 	if ref, err := p.ident("the rowtime column"); err != nil || ref != col {
 		return unsupported()

@@ -50,6 +50,7 @@ const (
 	OptBoundedTimestampMillis  = "scan.bounded.timestamp-millis"
 	OptPartitionDiscovery      = "scan.topic-partition-discovery.interval"
 	OptWatermarkIdleTimeout    = "scan.watermark.idle-timeout"
+	OptWatermarkEmitStrategy   = "scan.watermark.emit.strategy"
 	OptWatermarkAlignGroup     = "scan.watermark.alignment.group"
 	OptWatermarkAlignMaxDrift  = "scan.watermark.alignment.max-drift"
 	OptWatermarkAlignInterval  = "scan.watermark.alignment.update-interval"
@@ -234,12 +235,14 @@ var connectorOptions = map[string]map[string]check{
 		OptBoundedTimestampMillis: int64Value,
 		OptPartitionDiscovery:     duration,
 		OptWatermarkIdleTimeout:   duration,
+		OptWatermarkEmitStrategy:  emitStrategy,
 		OptWatermarkAlignGroup:    nonEmpty,
 		OptWatermarkAlignMaxDrift: duration,
 		OptWatermarkAlignInterval: duration,
 		OptDeliveryGuarantee:      enum("none", "at-least-once", "exactly-once"),
 		OptTransactionalIDPrefix:  nonEmpty,
 		OptSinkPartitioner:        enum("default", "fixed", "round-robin"),
+		OptLocalTimeZone:          timeZone,
 	},
 	ConnectorUpsertKafka: {
 		OptConnector:               nonEmpty,
@@ -254,11 +257,13 @@ var connectorOptions = map[string]map[string]check{
 		OptTransactionalIDPrefix:   nonEmpty,
 		OptSinkBufferFlushMaxRows:  int64Value,
 		OptSinkBufferFlushInterval: duration,
+		OptLocalTimeZone:           timeZone,
 	},
 	// No connector: a table used only to decode and encode records, e.g.
 	// with the table_decode processor on a file input.
 	"": {
-		OptFormat: formatName,
+		OptFormat:        formatName,
+		OptLocalTimeZone: timeZone,
 	},
 }
 

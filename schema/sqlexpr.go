@@ -9,16 +9,17 @@ import (
 
 // ComputedSQL lists the Flink SQL that a computed column (`col AS expr`) may
 // use; TranslateSQL turns it into CEL and rejects anything else.
-const ComputedSQL = "column names (a.b for ROW fields), numbers, 'strings', TRUE, FALSE, NULL, " +
-	"+ - * / %, || (string concatenation), = <> != < <= > >=, AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE, " +
+const ComputedSQL = "column names (a.b for ROW fields, arr[1] for ARRAY elements, m['k'] for MAP values), numbers, 'strings', " +
+	"TRUE, FALSE, NULL, + - * / %, || (string concatenation), = <> != < <= > >=, AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE, " +
 	"x [NOT] IN (...), CASE WHEN ... THEN ... [ELSE ...] END, CAST(x AS STRING | INT | BIGINT | SMALLINT | TINYINT | " +
-	"DOUBLE | FLOAT | DECIMAL | BOOLEAN | TIMESTAMP | TIMESTAMP_LTZ | BYTES), INTERVAL 'n' SECOND | MINUTE | HOUR | DAY, " +
-	"UPPER, LOWER, TRIM, CHAR_LENGTH, CONCAT, TO_TIMESTAMP_LTZ(epoch, 0 | 3)"
+	"DOUBLE | FLOAT | DECIMAL(p, s) | BOOLEAN | DATE | TIME | TIMESTAMP(p) | TIMESTAMP_LTZ(p) | BYTES), " +
+	"INTERVAL 'n' SECOND | MINUTE | HOUR | DAY, and the functions " + supportedFunctions
 
 // TranslateSQL translates a Flink SQL expression (the `AS expr` of a computed
 // column) into a CEL expression, and returns the column names it reads. A
 // column whose name is not a CEL identifier is read as row["name"]. An
-// unsupported construct is an error that names it; see ComputedSQL.
+// unsupported construct is an error that names it; see ComputedSQL. The CEL
+// calls functions sql_* that package schema/expr declares.
 func TranslateSQL(sql string) (cel string, columns []string, err error) {
 	return TranslateSQLWith(sql, IntLiterals)
 }
@@ -40,26 +41,95 @@ const (
 // TranslateSQLWith is TranslateSQL with a choice of integer literals; the
 // caller type-checks both and keeps the one that fits (package schema/expr).
 func TranslateSQLWith(sql string, lits Literals) (cel string, columns []string, err error) {
+	tr, err := TranslateComputed(sql, lits, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	return tr.CEL, tr.Columns, nil
+}
+
+// Translation is a computed column's SQL translated to CEL.
+type Translation struct {
+	// CEL is the expression in CEL.
+	CEL string
+	// Columns are the columns it reads, in order of first use.
+	Columns []string
+	// Type is the Flink type of the result when the translator knows it
+	// (functions, CAST, literals, typed columns); nil when it does not.
+	Type *Type
+	// ProcTime reports a PROCTIME() call: the column is a processing-time
+	// attribute.
+	ProcTime bool
+}
+
+// TranslateComputed translates sql with the column types of table t (nil:
+// none known). Known types choose Flink's semantics where CEL's would
+// differ: TIMESTAMP_LTZ against TIMESTAMP under a time zone, the scale of
+// a DECIMAL, an INT operand of a DOUBLE operator.
+func TranslateComputed(sql string, lits Literals, t *Table) (*Translation, error) {
 	toks, err := lex(sql)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	x := &sqlTranslator{parser: parser{src: sql, toks: toks}, seen: map[string]bool{}, lits: lits}
+	x := &sqlTranslator{parser: parser{src: sql, toks: toks}, seen: map[string]bool{}, lits: lits, table: t}
 	out, err := x.or()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if x.cur().kind != tEOF {
-		return "", nil, x.unsupported()
+		return nil, x.unsupported()
 	}
-	return out, x.cols, nil
+	return &Translation{CEL: out.cel, Columns: x.cols, Type: out.t, ProcTime: x.procTime}, nil
+}
+
+// sqlVal is a translated expression and its Flink type (nil: unknown).
+type sqlVal struct {
+	cel string
+	t   *Type
+}
+
+func (v sqlVal) kind() Kind {
+	if v.t == nil {
+		return KindInvalid
+	}
+	return v.t.Kind
+}
+
+func (v sqlVal) isString() bool { return v.t != nil && v.t.IsString() }
+
+func (v sqlVal) isApprox() bool {
+	k := v.kind()
+	return k == KindFloat || k == KindDouble || k == KindDecimal
+}
+
+func (v sqlVal) isInt() bool {
+	switch v.kind() {
+	case KindTinyint, KindSmallint, KindInt, KindBigint:
+		return true
+	}
+	return false
+}
+
+// Types of results.
+func typeOf(k Kind) *Type {
+	switch k {
+	case KindVarchar, KindVarbinary:
+		return &Type{Kind: k, Length: MaxLength}
+	case KindTimestamp, KindTimestampLTZ:
+		return &Type{Kind: k, Precision: 3}
+	case KindDecimal:
+		return &Type{Kind: k, Precision: DefaultDecimalPrecision}
+	}
+	return &Type{Kind: k}
 }
 
 type sqlTranslator struct {
 	parser
-	lits Literals
-	cols []string
-	seen map[string]bool
+	lits     Literals
+	table    *Table
+	cols     []string
+	seen     map[string]bool
+	procTime bool
 }
 
 func (x *sqlTranslator) unsupported() error {
@@ -71,79 +141,91 @@ func (x *sqlTranslator) peek2(a, b string) bool {
 	return x.cur().is(a) && x.toks[x.i+1].is(b) && x.toks[x.i+1].pos.off == x.cur().end
 }
 
-func (x *sqlTranslator) or() (string, error) {
+var boolType = &Type{Kind: KindBoolean}
+
+func (x *sqlTranslator) or() (sqlVal, error) {
 	l, err := x.and()
 	for err == nil && x.accept("OR") {
-		var r string
+		var r sqlVal
 		if r, err = x.and(); err == nil {
-			l = l + " || " + r
+			l = sqlVal{l.cel + " || " + r.cel, boolType}
 		}
 	}
 	return l, err
 }
 
-func (x *sqlTranslator) and() (string, error) {
+func (x *sqlTranslator) and() (sqlVal, error) {
 	l, err := x.not()
 	for err == nil && x.accept("AND") {
-		var r string
+		var r sqlVal
 		if r, err = x.not(); err == nil {
-			l = l + " && " + r
+			l = sqlVal{l.cel + " && " + r.cel, boolType}
 		}
 	}
 	return l, err
 }
 
-func (x *sqlTranslator) not() (string, error) {
+func (x *sqlTranslator) not() (sqlVal, error) {
 	if x.accept("NOT") {
 		e, err := x.not()
-		return "!(" + e + ")", err
+		return sqlVal{"!(" + e.cel + ")", boolType}, err
 	}
 	return x.cmp()
 }
 
-func (x *sqlTranslator) cmp() (string, error) {
+// cmp translates comparisons. = and <> are sql_eq and sql_ne, NULL when an
+// operand is NULL (CEL's == says null == 1 is false); IS NULL is
+// sql_is_null, true also for an operand that failed on a NULL (`(a + 1) IS
+// NULL`); IN is sql_in, NULL for a NULL operand or when no element matches
+// and one is NULL, as in SQL.
+func (x *sqlTranslator) cmp() (sqlVal, error) {
 	l, err := x.add()
 	if err != nil {
-		return "", err
+		return sqlVal{}, err
 	}
 	switch {
 	case x.accept("IS"):
 		neg := x.accept("NOT")
-		op := map[bool]string{false: " == ", true: " != "}[neg]
+		var out string
 		switch {
 		case x.accept("NULL"):
-			return l + op + "null", nil
+			out = "sql_is_null(" + l.cel + ")"
 		case x.accept("TRUE"):
-			return "(" + l + op + "true)", nil
+			out = "sql_true(" + l.cel + ")"
 		case x.accept("FALSE"):
-			return "(" + l + op + "false)", nil
+			out = "sql_false(" + l.cel + ")"
+		default:
+			return sqlVal{}, x.unsupported()
 		}
-		return "", x.unsupported()
+		if neg {
+			out = "!" + out
+		}
+		return sqlVal{out, boolType}, nil
 	case x.cur().is("IN") || x.cur().is("NOT") && x.toks[x.i+1].is("IN"):
 		neg := x.accept("NOT")
 		x.next()
 		if err := x.expect("("); err != nil {
-			return "", err
+			return sqlVal{}, err
 		}
 		var items []string
 		for {
 			e, err := x.or()
 			if err != nil {
-				return "", err
+				return sqlVal{}, err
 			}
-			items = append(items, e)
+			items = append(items, e.cel)
 			if x.accept(")") {
 				break
 			}
 			if err := x.expect(","); err != nil {
-				return "", err
+				return sqlVal{}, err
 			}
 		}
-		in := l + " in [" + strings.Join(items, ", ") + "]"
+		in := "sql_in(" + l.cel + ", [" + strings.Join(items, ", ") + "])"
 		if neg {
-			return "!(" + in + ")", nil
+			return sqlVal{"sql_not(" + in + ")", boolType}, nil
 		}
-		return in, nil
+		return sqlVal{in, boolType}, nil
 	}
 	op, width := "", 2 // width: tokens of the SQL operator
 	switch {
@@ -164,10 +246,49 @@ func (x *sqlTranslator) cmp() (string, error) {
 		x.next()
 	}
 	r, err := x.add()
-	return l + " " + op + " " + r, err
+	if err != nil {
+		return sqlVal{}, err
+	}
+	l, r = x.numeric(l, r)
+	switch op {
+	case "==":
+		return sqlVal{"sql_eq(" + l.cel + ", " + r.cel + ")", boolType}, nil
+	case "!=":
+		return sqlVal{"sql_ne(" + l.cel + ", " + r.cel + ")", boolType}, nil
+	}
+	return sqlVal{l.cel + " " + op + " " + r.cel, boolType}, nil
 }
 
-func (x *sqlTranslator) add() (string, error) {
+// numeric converts an integer operand beside a FLOAT, DOUBLE or DECIMAL one
+// to a CEL double, as Flink widens INT to DOUBLE; CEL has no implicit
+// conversion.
+func (x *sqlTranslator) numeric(l, r sqlVal) (sqlVal, sqlVal) {
+	if l.isInt() && r.isApprox() {
+		l = sqlVal{"double(" + l.cel + ")", typeOf(KindDouble)}
+	}
+	if r.isInt() && l.isApprox() {
+		r = sqlVal{"double(" + r.cel + ")", typeOf(KindDouble)}
+	}
+	return l, r
+}
+
+// arithType is the Flink type of l op r, when both are known numbers.
+func arithType(l, r sqlVal) *Type {
+	switch {
+	case l.isApprox() || r.isApprox():
+		return typeOf(KindDouble)
+	case l.kind() == KindBigint || r.kind() == KindBigint:
+		return typeOf(KindBigint)
+	case l.isInt() && r.isInt():
+		return typeOf(KindInt)
+	}
+	if l.t != nil && l.t.IsTimestamp() {
+		return l.t
+	}
+	return nil
+}
+
+func (x *sqlTranslator) add() (sqlVal, error) {
 	l, err := x.mul()
 	lString := false // l is the result of ||
 	for err == nil {
@@ -176,12 +297,12 @@ func (x *sqlTranslator) add() (string, error) {
 		case x.peek2("|", "|"): // string concatenation, never addition
 			x.next()
 			x.next()
-			var r string
+			var r sqlVal
 			if r, err = x.mul(); err == nil {
 				if !lString {
-					l = strCat(l)
+					l.cel = strCat(l)
 				}
-				l, lString = l+" + "+strCat(r), true
+				l, lString = sqlVal{l.cel + " + " + strCat(r), typeOf(KindVarchar)}, true
 			}
 			continue
 		case x.cur().is("+"), x.cur().is("-"):
@@ -190,53 +311,92 @@ func (x *sqlTranslator) add() (string, error) {
 			return l, nil
 		}
 		x.next()
-		var r string
+		var r sqlVal
 		if r, err = x.mul(); err == nil {
-			l = l + " " + op + " " + r
+			l, r = x.numeric(l, r)
+			l = sqlVal{l.cel + " " + op + " " + r.cel, arithType(l, r)}
 		}
 	}
 	return l, err
 }
 
-func (x *sqlTranslator) mul() (string, error) {
+func (x *sqlTranslator) mul() (sqlVal, error) {
 	l, err := x.unary()
 	for err == nil && (x.cur().is("*") || x.cur().is("/") || x.cur().is("%")) {
 		op := x.next().text
-		var r string
+		var r sqlVal
 		if r, err = x.unary(); err == nil {
-			l = l + " " + op + " " + r
+			l, r = x.numeric(l, r)
+			l = sqlVal{l.cel + " " + op + " " + r.cel, arithType(l, r)}
 		}
 	}
 	return l, err
 }
 
-func (x *sqlTranslator) unary() (string, error) {
+func (x *sqlTranslator) unary() (sqlVal, error) {
 	if x.accept("-") {
 		e, err := x.unary()
-		return "-" + e, err
+		return sqlVal{"-" + e.cel, e.t}, err
 	}
 	e, err := x.primary()
-	for err == nil && x.cur().is(".") {
-		x.next()
-		var f string
-		if f, err = x.ident("a ROW field name"); err == nil {
-			if celIdent(f) {
-				e += "." + f
-			} else {
-				e += "[" + strconv.Quote(f) + "]"
+	for err == nil {
+		switch {
+		case x.cur().is("."):
+			x.next()
+			var f string
+			if f, err = x.ident("a ROW field name"); err == nil {
+				var ft *Type
+				if e.t != nil && e.t.Kind == KindRow {
+					for _, fd := range e.t.Fields {
+						if fd.Name == f {
+							ft = fd.Type
+						}
+					}
+				}
+				if celIdent(f) {
+					e = sqlVal{e.cel + "." + f, ft}
+				} else {
+					e = sqlVal{e.cel + "[" + strconv.Quote(f) + "]", ft}
+				}
 			}
+		case x.cur().is("["):
+			e, err = x.subscript(e)
+		default:
+			return e, nil
 		}
 	}
 	return e, err
 }
 
-// strCat is e as a string operand of ||: string literals and string(...)
-// as they are, anything else through string().
-func strCat(e string) string {
-	if strings.HasPrefix(e, "string(") && strings.HasSuffix(e, ")") || strings.HasPrefix(e, `"`) && strings.HasSuffix(e, `"`) && strings.Count(e, `"`)-strings.Count(e, `\"`) == 2 {
-		return e
+// subscript translates arr[i] (1-based) and m['k'] to sql_at: NULL out of
+// range or for a missing key, as in Flink.
+func (x *sqlTranslator) subscript(e sqlVal) (sqlVal, error) {
+	x.next() // [
+	i, err := x.or()
+	if err != nil {
+		return sqlVal{}, err
 	}
-	return "string(" + e + ")"
+	if err := x.expect("]"); err != nil {
+		return sqlVal{}, err
+	}
+	var t *Type
+	switch e.kind() {
+	case KindArray:
+		t = e.t.Elem
+	case KindMap:
+		t = e.t.Value
+	}
+	return sqlVal{"sql_at(" + e.cel + ", " + i.cel + ")", t}, nil
+}
+
+// strCat is e as a string operand of ||: strings as they are, anything
+// else through sql_string (CAST AS STRING).
+func strCat(e sqlVal) string {
+	c := e.cel
+	if e.isString() || strings.HasPrefix(c, `"`) && strings.HasSuffix(c, `"`) && strings.Count(c, `"`)-strings.Count(c, `\"`) == 2 {
+		return c
+	}
+	return castString(e)
 }
 
 var celIdentRE = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
@@ -248,41 +408,53 @@ var celReserved = map[string]bool{
 	"loop": true, "package": true, "namespace": true, "return": true, "var": true, "void": true, "while": true,
 }
 
-// celIdent reports whether name can be a CEL variable or field name.
-func celIdent(name string) bool { return celIdentRE.MatchString(name) && !celReserved[name] }
+// celIdent reports whether name can be a CEL variable or field name. Names
+// starting sql_ are the translator's functions.
+func celIdent(name string) bool {
+	return celIdentRE.MatchString(name) && !celReserved[name] && !strings.HasPrefix(name, "sql_")
+}
 
 // CELIdent reports whether a column name can be written as a CEL variable.
 func CELIdent(name string) bool { return celIdent(name) }
 
-func (x *sqlTranslator) column(name string) string {
+func (x *sqlTranslator) column(name string) sqlVal {
 	if !x.seen[name] {
 		x.seen[name] = true
 		x.cols = append(x.cols, name)
 	}
-	if celIdent(name) {
-		return name
+	var t *Type
+	if x.table != nil {
+		if c, ok := x.table.Column(name); ok {
+			t = c.Type
+		}
 	}
-	return "row[" + strconv.Quote(name) + "]"
+	if celIdent(name) {
+		return sqlVal{name, t}
+	}
+	return sqlVal{"row[" + strconv.Quote(name) + "]", t}
 }
 
-func (x *sqlTranslator) primary() (string, error) {
+func (x *sqlTranslator) primary() (sqlVal, error) {
 	t := x.cur()
 	switch t.kind {
 	case tNumber:
 		if strings.Count(t.text, ".") > 1 {
-			return "", x.errf("bad number %s", t.text)
+			return sqlVal{}, x.errf("bad number %s", t.text)
 		}
 		x.next()
 		if strings.HasSuffix(t.text, ".") {
-			return t.text + "0", nil
+			return sqlVal{t.text + "0", typeOf(KindDecimal)}, nil
 		}
-		if x.lits == DoubleLiterals && !strings.Contains(t.text, ".") {
-			return t.text + ".0", nil
+		if strings.Contains(t.text, ".") {
+			return sqlVal{t.text, typeOf(KindDecimal)}, nil
 		}
-		return t.text, nil
+		if x.lits == DoubleLiterals {
+			return sqlVal{t.text + ".0", typeOf(KindDouble)}, nil
+		}
+		return sqlVal{t.text, typeOf(KindInt)}, nil
 	case tString:
 		x.next()
-		return strconv.Quote(t.text), nil
+		return sqlVal{strconv.Quote(t.text), &Type{Kind: KindChar, Length: len([]rune(t.text)), NotNull: true}}, nil
 	case tQuotedIdent:
 		x.next()
 		return x.column(t.text), nil
@@ -290,33 +462,45 @@ func (x *sqlTranslator) primary() (string, error) {
 		if x.accept("(") {
 			e, err := x.or()
 			if err != nil {
-				return "", err
+				return sqlVal{}, err
 			}
 			if err := x.expect(")"); err != nil {
-				return "", err
+				return sqlVal{}, err
 			}
-			return "(" + e + ")", nil
+			return sqlVal{"(" + e.cel + ")", e.t}, nil
 		}
-		return "", x.unsupported()
+		return sqlVal{}, x.unsupported()
 	case tIdent:
 	default:
-		return "", x.unsupported()
+		return sqlVal{}, x.unsupported()
 	}
 	switch strings.ToUpper(t.text) {
-	case "TRUE", "FALSE", "NULL":
+	case "TRUE", "FALSE":
 		x.next()
-		return strings.ToLower(t.text), nil
+		return sqlVal{strings.ToLower(t.text), boolType}, nil
+	case "NULL":
+		x.next()
+		return sqlVal{"null", nil}, nil
 	case "CASE":
 		return x.caseWhen()
 	case "INTERVAL":
 		x.next()
 		d, err := x.interval()
 		if err != nil {
-			return "", err
+			return sqlVal{}, err
 		}
-		return fmt.Sprintf("duration(%q)", d.String()), nil
+		return sqlVal{fmt.Sprintf("duration(%q)", d.String()), nil}, nil
 	case "CAST":
 		return x.cast()
+	case "ARRAY", "MAP", "ROW":
+		if n := x.toks[x.i+1]; n.is("[") || n.is("(") {
+			return sqlVal{}, x.errf("unsupported Flink SQL construct %s%s...%s (a value constructor) in a computed column (supported: %s)",
+				strings.ToUpper(t.text), n.text, map[string]string{"[": "]", "(": ")"}[n.text], ComputedSQL)
+		}
+	}
+	if f, ok := niladic[strings.ToUpper(t.text)]; ok && !x.toks[x.i+1].is("(") {
+		x.next()
+		return f, nil
 	}
 	if !x.toks[x.i+1].is("(") {
 		x.next()
@@ -328,142 +512,46 @@ func (x *sqlTranslator) primary() (string, error) {
 // caseWhen translates CASE WHEN; a condition that is NULL (or fails on a
 // NULL operand) is not true, as in SQL: the CEL function sql_true, which
 // package schema/expr declares, says so.
-func (x *sqlTranslator) caseWhen() (string, error) {
+func (x *sqlTranslator) caseWhen() (sqlVal, error) {
 	x.next()
 	if !x.cur().is("WHEN") {
-		return "", x.errf("unsupported Flink SQL construct: CASE value WHEN (write CASE WHEN value = ... THEN)")
+		return sqlVal{}, x.errf("unsupported Flink SQL construct: CASE value WHEN (write CASE WHEN value = ... THEN)")
 	}
 	var conds, vals []string
+	var typ *Type
 	for x.accept("WHEN") {
 		c, err := x.or()
 		if err != nil {
-			return "", err
+			return sqlVal{}, err
 		}
 		if err := x.expect("THEN"); err != nil {
-			return "", err
+			return sqlVal{}, err
 		}
 		v, err := x.or()
 		if err != nil {
-			return "", err
+			return sqlVal{}, err
 		}
-		conds, vals = append(conds, c), append(vals, v)
+		if typ == nil {
+			typ = v.t
+		}
+		conds, vals = append(conds, c.cel), append(vals, v.cel)
 	}
 	out := "null"
 	if x.accept("ELSE") {
 		e, err := x.or()
 		if err != nil {
-			return "", err
+			return sqlVal{}, err
 		}
-		out = e
+		out = e.cel
 	}
 	if err := x.expect("END"); err != nil {
-		return "", err
+		return sqlVal{}, err
 	}
 	for i := len(conds) - 1; i >= 0; i-- {
 		out = "(sql_true(" + conds[i] + ") ? " + vals[i] + " : " + out + ")"
 	}
-	return out, nil
-}
-
-func (x *sqlTranslator) cast() (string, error) {
-	x.next()
-	if err := x.expect("("); err != nil {
-		return "", err
+	if typ != nil && typ.Kind == KindChar {
+		typ = typeOf(KindVarchar)
 	}
-	e, err := x.or()
-	if err != nil {
-		return "", err
-	}
-	if err := x.expect("AS"); err != nil {
-		return "", err
-	}
-	typTok := x.cur()
-	typ, err := x.typ(0)
-	if err != nil {
-		return "", err
-	}
-	if err := x.expect(")"); err != nil {
-		return "", err
-	}
-	var fn string
-	switch {
-	case (typ.IsString() || typ.IsBinary()) && (typ.Kind == KindChar || typ.Kind == KindBinary || typ.Length != MaxLength):
-		return "", &SyntaxError{Line: typTok.pos.line, Column: typTok.pos.col,
-			Msg: fmt.Sprintf("unsupported Flink SQL construct CAST(... AS %s) in a computed column: "+
-				"Flink fits the value to the length (VARCHAR and VARBINARY cut it, CHAR and BINARY also pad it); cast to STRING or BYTES", typ)}
-	case typ.IsString():
-		fn = "string"
-	case typ.Kind == KindTinyint, typ.Kind == KindSmallint, typ.Kind == KindInt, typ.Kind == KindBigint:
-		fn = "int"
-	case typ.Kind == KindFloat, typ.Kind == KindDouble, typ.Kind == KindDecimal:
-		fn = "double"
-	case typ.Kind == KindBoolean:
-		fn = "bool"
-	case typ.IsTimestamp():
-		fn = "timestamp"
-	case typ.IsBinary():
-		fn = "bytes"
-	default:
-		return "", &SyntaxError{Line: typTok.pos.line, Column: typTok.pos.col,
-			Msg: fmt.Sprintf("unsupported Flink SQL construct CAST(... AS %s) in a computed column (supported: %s)", typ, ComputedSQL)}
-	}
-	return fn + "(" + e + ")", nil
-}
-
-func (x *sqlTranslator) call() (string, error) {
-	nameTok := x.next()
-	x.next() // (
-	var args []string
-	if !x.accept(")") {
-		for {
-			e, err := x.or()
-			if err != nil {
-				return "", err
-			}
-			args = append(args, e)
-			if x.accept(")") {
-				break
-			}
-			if err := x.expect(","); err != nil {
-				return "", err
-			}
-		}
-	}
-	name := strings.ToUpper(nameTok.text)
-	bad := func(want string) error {
-		return &SyntaxError{Line: nameTok.pos.line, Column: nameTok.pos.col,
-			Msg: fmt.Sprintf("%s takes %s, got %d arguments", name, want, len(args))}
-	}
-	switch name {
-	case "UPPER", "LOWER", "TRIM", "CHAR_LENGTH", "CHARACTER_LENGTH":
-		if len(args) != 1 {
-			return "", bad("one argument")
-		}
-		fn := map[string]string{"UPPER": "upperAscii", "LOWER": "lowerAscii", "TRIM": "trim", "CHAR_LENGTH": "size", "CHARACTER_LENGTH": "size"}[name]
-		if fn == "size" {
-			return "size(" + args[0] + ")", nil
-		}
-		return "(" + args[0] + ")." + fn + "()", nil
-	case "CONCAT":
-		if len(args) == 0 {
-			return "", bad("at least one argument")
-		}
-		for i, a := range args {
-			args[i] = strCat(a)
-		}
-		return "(" + strings.Join(args, " + ") + ")", nil
-	case "TO_TIMESTAMP_LTZ":
-		if len(args) != 2 {
-			return "", bad("two arguments (epoch, precision 0 or 3)")
-		}
-		switch strings.TrimSuffix(args[1], ".0") {
-		case "0":
-			return "timestamp(int(" + args[0] + "))", nil
-		case "3":
-			return "(timestamp(0) + duration(string(int(" + args[0] + ")) + \"ms\"))", nil
-		}
-		return "", &SyntaxError{Line: nameTok.pos.line, Column: nameTok.pos.col, Msg: "TO_TIMESTAMP_LTZ: the precision must be the literal 0 or 3"}
-	}
-	return "", &SyntaxError{Line: nameTok.pos.line, Column: nameTok.pos.col,
-		Msg: fmt.Sprintf("unsupported Flink SQL function %s in a computed column (supported: %s)", nameTok.text, ComputedSQL)}
+	return sqlVal{out, typ}, nil
 }

@@ -61,6 +61,10 @@ type PrimaryKey struct {
 type Watermark struct {
 	Column string
 	Delay  time.Duration
+	// Source is `WATERMARK FOR col AS SOURCE_WATERMARK()`: the source's own
+	// watermark (kafka_source's, from the record timestamps or its
+	// watermark settings) instead of one derived from col; Delay is 0.
+	Source bool
 }
 
 // Table is a table definition: Flink's CatalogTable.
@@ -105,18 +109,6 @@ func (t *Table) PhysicalRowType() *Type {
 	return row
 }
 
-// Kafka readable/writable metadata keys (Flink's KafkaDynamicSource and
-// KafkaDynamicSink) and the type kinds a column may declare for each.
-var kafkaMetadata = map[string][]Kind{
-	"topic":          {KindVarchar, KindChar},
-	"partition":      {KindInt},
-	"headers":        {KindMap},
-	"leader-epoch":   {KindInt},
-	"offset":         {KindBigint},
-	"timestamp":      {KindTimestampLTZ, KindTimestamp},
-	"timestamp-type": {KindVarchar, KindChar},
-}
-
 // Validate checks the table as Flink's planner and Kafka table factory do,
 // and collects every problem. Errors name the column or option.
 func (t *Table) Validate() error {
@@ -142,9 +134,13 @@ func (t *Table) Validate() error {
 		seen[c.Name] = true
 		switch c.Kind {
 		case Computed:
-			_, refs, err := TranslateSQL(c.Expr)
+			var refs []string
+			tr, err := TranslateComputed(c.Expr, IntLiterals, t)
 			if err != nil {
 				add("table %s: column %s AS %s: %w", t.Name, c.Name, c.Expr, err)
+			} else {
+				refs = tr.Columns
+				errs = append(errs, t.validateComputedRowtime(c, tr)...)
 			}
 			for _, r := range refs {
 				switch rc, ok := t.Column(r); {
@@ -156,17 +152,15 @@ func (t *Table) Validate() error {
 			}
 			continue
 		case Metadata:
-			kinds, ok := kafkaMetadata[c.MetadataKey]
-			if !ok {
-				kinds, ok = t.formatMetadataKinds(c.MetadataKey)
-			}
-			if !ok {
+			if kinds, ok := t.formatMetadataKinds(c.MetadataKey); ok {
+				// the value format's metadata (`value.source.timestamp`)
+				if c.Type != nil && !kindIn(c.Type.Kind, kinds) {
+					add("table %s: column %s: metadata %q cannot be declared as %s", t.Name, c.Name, c.MetadataKey, c.Type)
+				}
+			} else if MetadataType(c.MetadataKey) == nil {
 				add("table %s: column %s: unknown metadata key %q (want one of %s)", t.Name, c.Name, c.MetadataKey, strings.Join(append(metadataKeys(), t.formatMetadataKeys()...), ", "))
-			} else if c.Type != nil && !kindIn(c.Type.Kind, kinds) {
-				add("table %s: column %s: metadata %q cannot be declared as %s", t.Name, c.Name, c.MetadataKey, c.Type)
-			}
-			if c.MetadataKey == "headers" && c.Type != nil && c.Type.Kind == KindMap && !c.Type.Value.IsBinary() {
-				add("table %s: column %s: metadata \"headers\" must be MAP<STRING, BYTES>, got %s", t.Name, c.Name, c.Type)
+			} else if err := validateMetadataType(c); err != nil {
+				add("table %s: %w", t.Name, err)
 			}
 		}
 		if c.Type == nil {
@@ -208,18 +202,10 @@ func (t *Table) Validate() error {
 			add("table %s: WATERMARK FOR %s: the delay must not be negative, got %s", t.Name, wm.Column, wm.Delay)
 		}
 	}
+	errs = append(errs, t.validateMetadataKeys()...)
 	errs = append(errs, t.validateOptions()...)
 	errs = append(errs, t.validateChangelog()...)
 	return errors.Join(errs...)
-}
-
-func kindIn(k Kind, kinds []Kind) bool {
-	for _, x := range kinds {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 func metadataKeys() []string {

@@ -137,7 +137,7 @@ func TestValidateColumns(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, ddl, want string }{
 		{"unknown metadata", `CREATE TABLE t (a INT METADATA FROM 'key') WITH ('format' = 'json')`, `unknown metadata key "key"`},
-		{"metadata type", `CREATE TABLE t (a STRING METADATA FROM 'offset') WITH ('format' = 'json')`, `metadata "offset" cannot be declared as STRING`},
+		{"metadata type", `CREATE TABLE t (a DATE METADATA FROM 'offset') WITH ('format' = 'json')`, `column a: metadata "offset" is BIGINT NOT NULL, which Flink cannot cast to DATE`},
 		{"decimal precision", `CREATE TABLE t (a DECIMAL(40, 2)) WITH ('format' = 'json')`, "DECIMAL precision must be between 1 and 38"},
 		{"decimal scale", `CREATE TABLE t (a DECIMAL(5, 6)) WITH ('format' = 'json')`, "DECIMAL scale must be between 0 and the precision 5"},
 		{"timestamp precision", `CREATE TABLE t (a TIMESTAMP(10)) WITH ('format' = 'json')`, "precision must be between 0 and 9"},

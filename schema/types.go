@@ -202,6 +202,10 @@ var reserved = map[string]bool{
 	"SELECT": true, "WHERE": true, "GROUP": true, "ORDER": true, "BY": true, "USER": true,
 	"VALUE": true, "OFFSET": true, "PARTITION": true, "LIKE": true, "IN": true, "IS": true,
 	"AND": true, "OR": true, "CASE": true, "WHEN": true, "END": true, "TO": true, "ZONE": true,
+	// Literals and words of computed-column expressions: a column `true`
+	// printed bare would read back as the literal, `if` as the function.
+	"TRUE": true, "FALSE": true, "IF": true, "CAST": true, "THEN": true, "ELSE": true, "UNKNOWN": true,
+	"CURRENT_TIMESTAMP": true, "LOCALTIMESTAMP": true, "CURRENT_DATE": true, "CURRENT_TIME": true, "LOCALTIME": true,
 }
 
 // Validate checks type parameters against Flink's bounds; path names the

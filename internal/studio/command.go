@@ -21,8 +21,10 @@ import (
 const DefaultAddress = "127.0.0.1:0"
 
 // Command is the `studio` subcommand. mainSchema returns the binary's
-// config schema; mounts returns the further APIs (graph, catalog, try-it).
-func Command(mainSchema func() *service.ConfigSchema, mounts func() []Mount) *cli.Command {
+// config schema; mounts returns the further APIs (graph, catalog, try-it),
+// given the check (Confine) that a file they read is under the allowed
+// directories.
+func Command(mainSchema func() *service.ConfigSchema, mounts func(allow func(path string) error) []Mount) *cli.Command {
 	return &cli.Command{
 		Name:      "studio",
 		Usage:     "Edit, check, graph and try pipelines in a local web app (loopback, per-run token)",
@@ -45,7 +47,11 @@ working directory when none is given). docs/studio.md tells the rest.
 			}
 			var m []Mount
 			if mounts != nil {
-				m = mounts()
+				allow, err := Confine(paths)
+				if err != nil {
+					return err
+				}
+				m = mounts(allow)
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -81,6 +81,20 @@ func newFiles(paths []string) (*files, error) {
 	return f, nil
 }
 
+// Confine returns the files API's own check for the mounted APIs that read
+// files a pipeline names (a catalog file): nil for a path under the
+// directories of paths, an error wrapping ErrOutside otherwise.
+func Confine(paths []string) (func(path string) error, error) {
+	f, err := newFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	return func(p string) error {
+		_, err := f.resolve(p)
+		return err
+	}, nil
+}
+
 // resolve returns the real path of p, which must be absolute and, once
 // cleaned and with its symlinks followed, under a root. A file that does
 // not exist yet is resolved through its directory, which must exist.

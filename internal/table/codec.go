@@ -119,6 +119,9 @@ type Codec struct {
 	// tsColumn and headersColumn are the writable metadata columns (not
 	// VIRTUAL) of a sink; "" when absent.
 	tsColumn, headersColumn string
+	// zone is the table's table.local-time-zone: metadata `timestamp`
+	// declared TIMESTAMP, DATE or TIME is its wall clock there.
+	zone *time.Location
 }
 
 // NewCodec builds the key and value codecs of t (validated, connector kafka
@@ -126,6 +129,11 @@ type Codec struct {
 func NewCodec(t *schema.Table) (*Codec, error) {
 	c := &Codec{table: t, upsert: t.Options[schema.OptConnector] == schema.ConnectorUpsertKafka}
 	var errs []error
+	zone, err := t.LocalTimeZone()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.zone = zone
 	keyNames := t.KeyFields()
 	if len(keyNames) > 0 {
 		prefix := t.Options[schema.OptKeyFieldsPrefix]
@@ -360,12 +368,12 @@ func (c *Codec) decodeKey(ctx context.Context, r Record, rec format.Record) (map
 func (c *Codec) finish(row map[string]any, r Record, formatMeta map[string]any) error {
 	for _, mc := range c.meta {
 		var v any
+		var err error
 		if mc.formatKey != "" {
-			v = formatMeta[mc.formatKey]
+			v, err = schema.Coerce(mc.typ, formatMeta[mc.formatKey], mc.what)
 		} else {
-			v = mc.read(r)
+			v, err = schema.CastMetadata(mc.key, mc.typ, mc.read(r), c.zone, mc.what)
 		}
-		v, err := schema.Coerce(mc.typ, v, mc.what)
 		if err != nil {
 			return err
 		}
@@ -485,6 +493,9 @@ func (c *Codec) encode(ctx context.Context, row map[string]any, topic string, de
 			return out, err
 		}
 		if ts, ok := v.(time.Time); ok {
+			if col.Type.Kind != schema.KindTimestampLTZ { // a wall clock in table.local-time-zone
+				ts = schema.ToLocalTimestamp(ts, c.zone)
+			}
 			out.Timestamp = ts
 		}
 	}

@@ -35,9 +35,12 @@ const (
 	FieldTable   = "table"
 	FieldCatalog = "catalog"
 	FieldDDL     = "ddl"
-	FieldFormat  = "format"
-	FieldOptions = "options"
-	FieldOnError = "on_error"
+	// FieldLocalTimeZone is the table option table.local-time-zone as a
+	// field.
+	FieldLocalTimeZone = "local_time_zone"
+	FieldFormat        = "format"
+	FieldOptions       = "options"
+	FieldOnError       = "on_error"
 )
 
 // The examples of the table fields: `connectd create` writes the first
@@ -84,6 +87,15 @@ func Fields() []*service.ConfigField {
 				"Default: none. Flink: `CREATE TABLE`.").
 			Example(exampleDDL).
 			Optional(),
+		service.NewStringField(FieldLocalTimeZone).
+			Description("The time zone of the table's zone-dependent computed-column functions (FROM_UNIXTIME, UNIX_TIMESTAMP, " +
+				"DATE_FORMAT of a TIMESTAMP_LTZ, LOCALTIMESTAMP, CASTs between TIMESTAMP and TIMESTAMP_LTZ) and of a `timestamp` metadata " +
+				"column declared TIMESTAMP, DATE or STRING: an IANA name (`America/New_York`), `UTC`, or an offset `GMT+08:00`. " +
+				"The same as the table option `table.local-time-zone`; a different value in both is an error naming both. " +
+				"Default `UTC` (docs/computed-columns.md). Flink option: `table.local-time-zone`.").
+			Example("Europe/Berlin").
+			Optional().
+			Advanced(),
 	}
 }
 

@@ -12,6 +12,7 @@ func RawFromMap(m map[string]any) Raw {
 	r := Raw{Table: m[FieldTable]}
 	r.Catalog, _ = m[FieldCatalog].(string)
 	r.DDL, _ = m[FieldDDL].(string)
+	r.LocalTimeZone, _ = m[FieldLocalTimeZone].(string)
 	return r
 }
 

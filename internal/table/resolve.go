@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"gopkg.in/yaml.v3"
@@ -16,6 +17,8 @@ type Raw struct {
 	Table   any
 	Catalog string
 	DDL     string
+	// LocalTimeZone is the local_time_zone field; "" when unset.
+	LocalTimeZone string
 }
 
 // Set reports whether the config names a table.
@@ -40,6 +43,11 @@ func RawFromParsed(conf *service.ParsedConfig) (Raw, error) {
 			return r, err
 		}
 	}
+	if conf.Contains(FieldLocalTimeZone) {
+		if r.LocalTimeZone, err = conf.FieldString(FieldLocalTimeZone); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
 }
 
@@ -47,9 +55,34 @@ func RawFromParsed(conf *service.ParsedConfig) (Raw, error) {
 // Errors name the field.
 func (r Raw) Resolve() (*schema.Table, error) {
 	if !r.Set() {
+		if r.LocalTimeZone != "" {
+			return nil, fmt.Errorf("field %s: only used with a table (fields %s, %s, %s)", FieldLocalTimeZone, FieldTable, FieldCatalog, FieldDDL)
+		}
 		return nil, nil
 	}
 	return r.resolve()
+}
+
+// applyTimeZone sets the table option table.local-time-zone from the
+// local_time_zone field; a different value in both is an error naming both.
+func (r Raw) applyTimeZone(t *schema.Table) (*schema.Table, error) {
+	z := strings.TrimSpace(r.LocalTimeZone)
+	if z == "" {
+		return t, nil
+	}
+	if _, err := schema.ParseTimeZone(z); err != nil {
+		return nil, fmt.Errorf("field %s: %w", FieldLocalTimeZone, err)
+	}
+	if v, ok := t.Options[schema.OptLocalTimeZone]; ok && v != z {
+		return nil, fmt.Errorf("field %s: %q contradicts option '%s' = '%s' of table %s; set one", FieldLocalTimeZone, z, schema.OptLocalTimeZone, v, t.Name)
+	}
+	c := *t
+	c.Options = make(map[string]string, len(t.Options)+1)
+	for k, v := range t.Options {
+		c.Options[k] = v
+	}
+	c.Options[schema.OptLocalTimeZone] = z
+	return &c, nil
 }
 
 // ResolveKafka is Resolve for a Kafka component: the connector must be
@@ -78,9 +111,19 @@ func ResolveKafkaParsed(conf *service.ParsedConfig) (*schema.Table, error) {
 	return r.ResolveKafka()
 }
 
-// resolve returns the table of exactly one of the three forms, validated;
-// a config that names none is an error.
+// resolve returns the table of exactly one of the three forms, validated,
+// with the local_time_zone field applied; a config that names none is an
+// error.
 func (r Raw) resolve() (*schema.Table, error) {
+	t, err := r.resolveForm()
+	if err != nil {
+		return nil, err
+	}
+	return r.applyTimeZone(t)
+}
+
+// resolveForm is resolve without the local_time_zone field.
+func (r Raw) resolveForm() (*schema.Table, error) {
 	name, named := r.Table.(string)
 	switch {
 	case r.Table != nil && !named:

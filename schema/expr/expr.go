@@ -30,8 +30,10 @@
 // duration to its string ("1.5s"), null to nil, lists to []any, maps to
 // map[string]any.
 //
-// The function sql_true(cond) is declared in every environment: see
-// FuncSQLTrue.
+// The function sql_true(cond) is declared in every environment (see
+// FuncSQLTrue), and so are the sql_* functions that computed columns
+// translate Flink's functions to (sqlfuncs.go): NULL in, NULL out, in the
+// table's `table.local-time-zone` (Clock).
 //
 // CEL has no implicit numeric conversions: `amount * 2` on a DOUBLE or
 // DECIMAL column does not type-check; write `amount * 2.0` or
@@ -85,6 +87,7 @@ type computedColumn struct {
 	sql  string // the Flink SQL expression
 	prg  *Program
 	refs []string
+	typ  *schema.Type // the result's Flink type; nil when unknown
 }
 
 // Input is what an expression sees besides the row.
@@ -94,8 +97,8 @@ type Input struct {
 	KafkaTimestamp *time.Time
 }
 
-func baseOptions() []cel.EnvOption {
-	return []cel.EnvOption{
+func baseOptions(c Clock) []cel.EnvOption {
+	return append(sqlFunctions(c),
 		cel.Variable(VarRow, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(VarMeta, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(VarKafkaTimestamp, cel.TimestampType),
@@ -103,7 +106,7 @@ func baseOptions() []cel.EnvOption {
 		ext.Strings(),
 		cel.Function(FuncSQLTrue, cel.Overload("sql_true_dyn", []*cel.Type{cel.DynType}, cel.BoolType,
 			cel.OverloadIsNonStrict(), cel.UnaryBinding(sqlTrue))),
-	}
+	)
 }
 
 // FuncSQLTrue is the CEL function sql_true(cond): true when cond is true;
@@ -126,8 +129,22 @@ func sqlTrue(v ref.Val) ref.Val {
 // computed columns translated from Flink SQL, type-checked and compiled.
 // Errors name the column.
 func NewEnv(t *schema.Table) (*Env, error) {
+	return NewEnvClock(t, Clock{})
+}
+
+// NewEnvClock is NewEnv with the clock of PROCTIME() and the other
+// functions of the current time (Clock.Now; tests fix it). The zone is the
+// table's `table.local-time-zone` unless c.Zone is set.
+func NewEnvClock(t *schema.Table, c Clock) (*Env, error) {
 	e := &Env{types: map[string]*schema.Type{}}
-	opts := baseOptions()
+	if t != nil && c.Zone == nil {
+		loc, err := t.LocalTimeZone()
+		if err != nil {
+			return nil, err
+		}
+		c.Zone = loc
+	}
+	opts := baseOptions(c)
 	if t == nil {
 		env, err := cel.NewEnv(opts...)
 		if err != nil {
@@ -159,17 +176,18 @@ func NewEnv(t *schema.Table) (*Env, error) {
 	e.env = base
 	var errs []error
 	for _, c := range computed {
-		celSrc, refs, err := schema.TranslateSQL(c.Expr)
+		tr, err := schema.TranslateComputed(c.Expr, schema.IntLiterals, t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("table %s: column %s AS %s: %w", t.Name, c.Name, c.Expr, err))
 			continue
 		}
+		celSrc, refs := tr.CEL, tr.Columns
 		prg, err := e.Compile(celSrc, nil)
 		if err != nil {
 			// SQL `1 + vat` on a DECIMAL vat: CEL wants 1.0.
-			if dblSrc, _, dblErr := schema.TranslateSQLWith(c.Expr, schema.DoubleLiterals); dblErr == nil && dblSrc != celSrc {
-				if dbl, dblErr := e.Compile(dblSrc, nil); dblErr == nil {
-					prg, celSrc, err = dbl, dblSrc, nil
+			if dbl, dblErr := schema.TranslateComputed(c.Expr, schema.DoubleLiterals, t); dblErr == nil && dbl.CEL != celSrc {
+				if prgDbl, dblErr := e.Compile(dbl.CEL, nil); dblErr == nil {
+					prg, celSrc, err = prgDbl, dbl.CEL, nil
 				}
 			}
 		}
@@ -177,7 +195,7 @@ func NewEnv(t *schema.Table) (*Env, error) {
 			errs = append(errs, fmt.Errorf("table %s: column %s AS %s (CEL: %s): %w", t.Name, c.Name, c.Expr, celSrc, err))
 			continue
 		}
-		e.computed = append(e.computed, computedColumn{name: c.Name, sql: c.Expr, prg: prg, refs: refs})
+		e.computed = append(e.computed, computedColumn{name: c.Name, sql: c.Expr, prg: prg, refs: refs, typ: tr.Type})
 		if schema.CELIdent(c.Name) {
 			e.columns = append(e.columns, c.Name)
 			opts = append(opts, cel.Variable(c.Name, prg.ast.OutputType()))

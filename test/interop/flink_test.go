@@ -56,6 +56,9 @@ type stmtResult struct {
 // one, each with its index, so a test finds the result of its own.
 type flinkScript struct {
 	stmts []string
+	// conf are Flink options of the run (--conf key=value), such as
+	// table.local-time-zone: the runner's executeSql does not take SET.
+	conf map[string]string
 }
 
 // add appends a statement (without its ';') and returns its index.
@@ -116,8 +119,11 @@ func runFlink(t *testing.T, s *flinkScript) []stmtResult {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "flink-sql.sh"), "run",
-		"--timeout", fmt.Sprint(int(timeout.Seconds())), file)
+	args := []string{"run", "--timeout", fmt.Sprint(int(timeout.Seconds()))}
+	for k, v := range s.conf {
+		args = append(args, "--conf", k+"="+v)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "flink-sql.sh"), append(args, file)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

@@ -247,7 +247,14 @@ func allEmpty(m map[string]any) bool {
 func (c *WatermarkConfig) applyTableWatermark(t *schema.Table, present bool) []error {
 	cf := table.NewConflicts(t)
 	path := func(p ...string) string { return fieldWatermark + "." + strings.Join(p, ".") }
-	if wm := t.Watermark; wm != nil {
+	if wm := t.Watermark; wm != nil && wm.Source {
+		// SOURCE_WATERMARK(): the source's own watermark, from the record
+		// timestamps or this block's column / expression and
+		// max_out_of_orderness; the table adds nothing to derive.
+		if !present {
+			c.Enabled = true
+		}
+	} else if wm != nil {
 		if !present {
 			c.Enabled = true
 		}

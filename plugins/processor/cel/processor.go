@@ -27,18 +27,18 @@ func configFromParsed(conf *service.ParsedConfig) (*config, error) {
 	}
 	filter, _ := conf.FieldString(FieldFilter)
 	mapping, _ := conf.FieldString(FieldMap)
-	return newConfig(raw.Table, raw.Catalog, raw.DDL, filter, mapping)
+	return newConfigRaw(raw, filter, mapping)
 }
 
-// newConfig resolves the table (none when tbl, catalog and ddl are all
-// unset) and compiles the expressions, collecting every problem. Errors
-// name the field; CEL errors carry line:column and a caret.
-func newConfig(tbl any, catalog, ddl, filter, mapping string) (*config, error) {
+// newConfigRaw resolves the table (none when its fields are all unset,
+// local_time_zone aside) and compiles the expressions, collecting every
+// problem. Errors name the field; CEL errors carry line:column and a caret.
+func newConfigRaw(raw table.Raw, filter, mapping string) (*config, error) {
 	var errs []error
 	if strings.TrimSpace(filter) == "" && strings.TrimSpace(mapping) == "" {
 		errs = append(errs, fmt.Errorf("field %s: set %s, %s or both", FieldFilter, FieldFilter, FieldMap))
 	}
-	t, err := table.Raw{Table: tbl, Catalog: catalog, DDL: ddl}.Resolve() // nil: no table
+	t, err := raw.Resolve() // nil: no table
 	if err != nil {
 		// The expressions are checked against the table.
 		return nil, errors.Join(append(errs, err)...)

@@ -116,7 +116,7 @@ func TestConstructErrors(t *testing.T) {
 		{ordersTable + "filter: id ==\nmap: '[id]'\n", "field filter: ERROR: 1:6: Syntax error"},
 		{ordersTable + "map: '[id]'\n", "field map: the expression is list(int), want map(string, dyn)"},
 		{"filter: id > 1\n", "undeclared reference to 'id'"},
-		{"ddl: 'CREATE TABLE t (x INT, y AS PROCTIME()) WITH (''format'' = ''json'')'\nfilter: x > 1\n", "unsupported Flink SQL function PROCTIME"},
+		{"ddl: 'CREATE TABLE t (x INT, y AS SHA256(x)) WITH (''format'' = ''json'')'\nfilter: x > 1\n", "function SHA256 is not supported in a computed column"},
 		{"catalog: /nonexistent.sql\ntable: t\nfilter: x > 1\n", "field catalog"},
 	} {
 		_, err := build(t, tc.conf)

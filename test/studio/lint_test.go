@@ -1,4 +1,4 @@
-package studio_test
+package studio
 
 import (
 	"os"
@@ -13,7 +13,8 @@ import (
 	_ "github.com/connectd/connectd/plugins/bundle"
 )
 
-// TestLintMatchesConnectdLint: the lint API reports what `connectd lint`
+// TestLintMatchesConnectdLint (here, not in internal/studio: it needs the
+// bundle's components, and nothing under internal/ imports plugins/): the lint API reports what `connectd lint`
 // reports for the same file, at the same line and column: connectd's own
 // checks (speclint) and Benthos's linter with the components' rules.
 func TestLintMatchesConnectdLint(t *testing.T) {
