@@ -374,10 +374,11 @@ func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
 		}
 	}
 	if s.flushRows > 0 {
-		// Flink's upsert-kafka buffer; connectd does not reduce a batch
-		// to the last row per key (the topic's compaction does).
+		// Flink's upsert-kafka buffer: a batch is a flush, and only the
+		// last row per key of it is written (ReducingUpsertWriter).
 		c.Batching.Count = s.flushRows
 		c.Batching.Period = s.flushInterval.String()
+		c.ReduceByKey = true
 	}
 	return nil
 }
