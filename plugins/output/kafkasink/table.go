@@ -243,7 +243,9 @@ func deriveTable(t *schema.Table, codec *table.Codec, set map[string]any) (s tab
 			kafkaconn.FieldSeedBrokers, schema.OptBootstrapServers, t.Name))
 	}
 	if _, ok := set[FieldTopic]; !ok && s.topic == "" {
-		errs = append(errs, fmt.Errorf("field %s: required, here or in option '%s' of table %s", FieldTopic, schema.OptTopic, t.Name))
+		// The table is where a Flink user looks: name its options.
+		errs = append(errs, fmt.Errorf("table %s: option '%s' is required (as in Flink: either 'topic' or 'topic-pattern' must be set, "+
+			"and a sink writes the one 'topic'); field %s may set it instead", t.Name, schema.OptTopic, FieldTopic))
 	}
 	return s, errs
 }

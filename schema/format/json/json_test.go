@@ -172,7 +172,8 @@ func TestParseOptionsErrors(t *testing.T) {
 	}{
 		{map[string]string{"fail-on-missing-field": "true", "ignore-parse-errors": "true"}, "cannot both be true"},
 		{map[string]string{"timestamp-format.standard": "RFC"}, "'timestamp-format.standard' = 'RFC'"},
-		{map[string]string{"encode.ignore-null-fields": "true"}, "option 'encode.ignore-null-fields' is not supported"},
+		{map[string]string{"decode.json-parser.enabled": "true"}, "option 'decode.json-parser.enabled' is not supported"},
+		{map[string]string{"encode.ignore-null-fields": "yes"}, "'encode.ignore-null-fields' = 'yes': want true or false"},
 	} {
 		if _, err := json.ParseOptions(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: want %q, got %v", tc.opts, tc.want, err)
