@@ -569,9 +569,7 @@ func (t *Table) validateBounded() []error {
 // says), so the read would always be empty.
 func boundedMode(v string) error {
 	if v == "group-offsets" {
-		return fmt.Errorf("not supported by connectd: it stops at the offsets committed in 'properties.group.id', and connectd " +
-			"resumes from those same offsets (the group's committed offsets are its checkpoint, whatever 'scan.startup.mode' says), " +
-			"so the read would be empty; use 'latest-offset', 'timestamp' or 'specific-offsets'")
+		return fmt.Errorf("not supported by connectd: %s", boundedGroupOffsetsReason)
 	}
 	return enum("unbounded", "latest-offset", "timestamp", "specific-offsets")(v)
 }
