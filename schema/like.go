@@ -163,6 +163,9 @@ func (l *likeClause) merge(t *Table, before []*Table) (*Table, error) {
 			return nil, errAt(l.decl.columns[c.Name], "a column named '%s' already exists in the base table (as in Flink, a physical column cannot replace a column of the base table)", c.Name)
 		}
 	}
+	if err := l.checkDerivedRefs(t, base, errAt); err != nil {
+		return nil, err
+	}
 	for _, c := range t.Columns {
 		existing, dup := out.Column(c.Name)
 		if !dup || c.Kind == Physical {
@@ -204,6 +207,18 @@ func (l *likeClause) merge(t *Table, before []*Table) (*Table, error) {
 		if out.PrimaryKey != nil {
 			return nil, errAt(l.decl.primaryKey, "the base table already has a primary key; you might want to specify EXCLUDING CONSTRAINTS (as in Flink)")
 		}
+		// Only the columns of this statement become NOT NULL by being in
+		// its primary key; a nullable column of the base table stays
+		// nullable, and Flink refuses the key.
+		for _, name := range t.PrimaryKey.Columns {
+			if _, own := t.Column(name); own {
+				continue
+			}
+			if c, ok := out.Column(name); ok && c.Type != nil && !c.Type.NotNull {
+				return nil, errAt(l.decl.primaryKey, "invalid primary key: column '%s' of the base table is nullable (as in Flink: only the columns "+
+					"of this statement become NOT NULL by being in its primary key)", name)
+			}
+		}
 		out.PrimaryKey = t.PrimaryKey
 	}
 	if l.strategies[likeOptions] != excluding {
@@ -218,6 +233,52 @@ func (l *likeClause) merge(t *Table, before []*Table) (*Table, error) {
 		out.Options[k] = t.Options[k]
 	}
 	return out, nil
+}
+
+// checkDerivedRefs refuses what Flink's MergeTableLikeUtil cannot resolve:
+// a watermark of this statement may use the base table's physical columns
+// and this statement's columns, and a computed column of this statement
+// the base table's physical columns and this statement's physical and
+// metadata columns; the base table's computed and metadata columns are not
+// in scope for them.
+func (l *likeClause) checkDerivedRefs(t, base *Table, errAt func(pos, string, ...any) error) error {
+	notInScope := func(name string) bool {
+		if _, own := t.Column(name); own {
+			return false
+		}
+		c, inBase := base.Column(name)
+		return inBase && c.Kind != Physical
+	}
+	for _, c := range t.Columns {
+		if c.Kind != Computed {
+			continue
+		}
+		_, refs, err := TranslateSQL(c.Expr)
+		if err != nil {
+			continue // Table.Validate reports it
+		}
+		for _, r := range refs {
+			if oc, own := t.Column(r); own && oc.Kind == Computed {
+				continue // Table.Validate reports a computed column read by another
+			}
+			if notInScope(r) {
+				return errAt(l.decl.columns[c.Name], "column %s AS %s: column %s is a %s column of the base table, which a computed column "+
+					"of this statement cannot read (as in Flink: it reads the base table's physical columns and this statement's physical and metadata columns)",
+					c.Name, c.Expr, r, mustColumn(base, r).Kind)
+			}
+		}
+	}
+	if wm := t.Watermark; wm != nil && notInScope(wm.Column) {
+		return errAt(l.decl.watermark, "the rowtime attribute field '%s' is not defined in the table schema: it is a %s column of the base table, "+
+			"which a watermark of this statement cannot use (as in Flink: it uses the base table's physical columns and this statement's columns)",
+			wm.Column, mustColumn(base, wm.Column).Kind)
+	}
+	return nil
+}
+
+func mustColumn(t *Table, name string) *Column {
+	c, _ := t.Column(name)
+	return c
 }
 
 // find returns the base table among the tables defined before: by its

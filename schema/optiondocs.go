@@ -65,8 +65,9 @@ var optionDocs = map[string]string{
 	"csv.array-element-delimiter": "the separator of ARRAY elements (default `;`)",
 	"csv.escape-character":        "the escape character (default none)",
 	"csv.null-literal":            "the text of NULL (default: an empty field reads as NULL but for strings)",
-	"csv.write-bigdecimal-in-scientific-notation": "DECIMAL without trailing zeros in Java's BigDecimal.toString form, `100.00` as `1E+2` (default true), " +
-		"or in plain notation, `100` (false), as Flink's csv writer",
+	"csv.write-bigdecimal-in-scientific-notation": "`true`: DECIMAL without trailing zeros in Java's BigDecimal.toString form (`100.00` as `1E+2`); " +
+		"unset or `false`: plain with the column's scale (`100.00`). Flink documents true as the default, but its csv format reads the option " +
+		"only when it is set, and so does connectd",
 
 	"raw.charset":    "the charset of a character string column, as Java's Charset.forName names it (default UTF-8); unmappable characters are written as `?`",
 	"raw.endianness": "byte order of SMALLINT, INT, BIGINT, FLOAT and DOUBLE columns (default `big-endian`)",

@@ -103,7 +103,7 @@ func ProcessorFields(component, verb string) []*service.ConfigField {
 				"Default: none. json: `fail-on-missing-field`, `ignore-parse-errors`, `timestamp-format.standard` (SQL | ISO-8601), "+
 				"`map-null-key.mode`, `map-null-key.literal`, `encode.decimal-as-plain-number`, `encode.ignore-null-fields` (default false). csv: `field-delimiter`, `quote-character`, "+
 				"`disable-quote-character`, `allow-comments`, `ignore-parse-errors`, `array-element-delimiter`, `escape-character`, `null-literal`, "+
-				"`write-bigdecimal-in-scientific-notation` (default true). "+
+				"`write-bigdecimal-in-scientific-notation` (unset: plain, as Flink's csv format writes unless the option says true). "+
 				"raw: `charset` (default UTF-8, a name as Java's Charset.forName reads it), `endianness` (big-endian, the default, or little-endian, for numeric columns). "+
 				"avro: none. avro-confluent: `url` (the schema registry, required; older spelling `schema-registry.url`), `subject` (default `<topic>-value` from kafka_topic metadata; older spelling `schema-registry.subject`), "+
 				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject). "+

@@ -2,9 +2,9 @@
 // the order of the table's physical columns.
 //
 // Text forms follow Flink's CsvRowDataSerializationSchema: BOOLEAN
-// true/false, DECIMAL without trailing zeros, in Java's scientific notation
-// where BigDecimal.toString uses it (`write-bigdecimal-in-scientific-notation`),
-// DATE `2006-01-02`, TIME `15:04:05.999`,
+// true/false, DECIMAL plain with its scale (or, with
+// `write-bigdecimal-in-scientific-notation` = true, without trailing zeros in
+// Java's BigDecimal.toString form), DATE `2006-01-02`, TIME `15:04:05.999`,
 // TIMESTAMP `2006-01-02 15:04:05.999`, TIMESTAMP_LTZ with a trailing `Z`,
 // BYTES as base64, ARRAY elements joined by `array-element-delimiter`.
 // MAP and ROW columns are not supported, as in Flink's csv format.
@@ -60,12 +60,14 @@ type Options struct {
 	// `csv.null-literal`.
 	NullLiteral    string
 	HasNullLiteral bool
-	// DecimalScientific writes DECIMAL values as Flink's csv format does by
-	// default: without trailing zeros, and in scientific notation where
-	// Java's BigDecimal.toString uses it (100000 as 1E+5, 12.50 as 12.5);
-	// false writes them without trailing zeros in plain notation (100000,
-	// 12.5). Zero is 0 either way. Default true. Flink:
-	// `csv.write-bigdecimal-in-scientific-notation`.
+	// DecimalScientific writes DECIMAL values without trailing zeros, in
+	// scientific notation where Java's BigDecimal.toString uses it (100.00
+	// as 1E+2, 12.50 as 12.5, zero as 0); otherwise they are written plain
+	// with the column's scale (100.00). Flink:
+	// `csv.write-bigdecimal-in-scientific-notation`. Flink documents the
+	// option's default as true, but its csv format factory reads it only
+	// when it is set (getOptional), so unset writes plain, as 'false' does:
+	// true only when the option says 'true', as Flink 2.2 writes.
 	DecimalScientific bool
 }
 
@@ -74,10 +76,8 @@ func ParseOptions(opts map[string]string) (Options, error) {
 	if err := schema.ValidateFormatOptions(schema.FormatCSV, opts); err != nil {
 		return Options{}, err
 	}
-	o := Options{FieldDelimiter: ',', QuoteCharacter: '"', ArrayElementDelimiter: ";", DecimalScientific: true}
-	if v, ok := opts["write-bigdecimal-in-scientific-notation"]; ok {
-		o.DecimalScientific = strings.EqualFold(v, "true")
-	}
+	o := Options{FieldDelimiter: ',', QuoteCharacter: '"', ArrayElementDelimiter: ";"}
+	o.DecimalScientific = strings.EqualFold(opts["write-bigdecimal-in-scientific-notation"], "true")
 	if v, ok := opts["field-delimiter"]; ok {
 		o.FieldDelimiter, _ = schema.ParseCharOption(v)
 	}

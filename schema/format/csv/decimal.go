@@ -5,13 +5,15 @@ import (
 	"strings"
 )
 
-// appendBigDecimal appends a DECIMAL, given as a plain decimal string
-// ("-12.50", "100", "0.05"), as Flink's csv format writes it: Jackson's
-// node factory strips the trailing zeros of a BigDecimal (zero is 0), and
-// the generator writes BigDecimal.toString (scientific, Flink's default) or
-// BigDecimal.toPlainString (with
-// `csv.write-bigdecimal-in-scientific-notation` = false).
+// appendBigDecimal appends a DECIMAL, given as a plain decimal string with
+// the column's scale ("-12.50", "100", "0.05"), as Flink's csv format writes
+// it: as it is (plain, with its scale), or with scientific, as
+// BigDecimal.stripTrailingZeros().toString() (zero is 0), which Flink
+// writes with `csv.write-bigdecimal-in-scientific-notation` = true.
 func appendBigDecimal(buf []byte, plain string, scientific bool) []byte {
+	if !scientific {
+		return append(buf, plain...)
+	}
 	neg := strings.HasPrefix(plain, "-")
 	digits := strings.TrimPrefix(strings.TrimPrefix(plain, "-"), "+")
 	intPart, frac, _ := strings.Cut(digits, ".")
@@ -31,10 +33,7 @@ func appendBigDecimal(buf []byte, plain string, scientific bool) []byte {
 	switch {
 	case scale == 0:
 		return append(buf, unscaled...)
-	case scale < 0 && !scientific:
-		buf = append(buf, unscaled...)
-		return append(buf, strings.Repeat("0", -scale)...)
-	case scale > 0 && (!scientific || adjusted >= -6):
+	case scale > 0 && adjusted >= -6:
 		if n := len(unscaled) - scale; n > 0 {
 			buf = append(buf, unscaled[:n]...)
 			buf = append(buf, '.')

@@ -8,42 +8,44 @@ import (
 	"github.com/connectd/connectd/schema"
 )
 
-// DECIMAL text as Flink's csv format writes it: Java's
-// BigDecimal.stripTrailingZeros (zero stays 0) then toString
-// (csv.write-bigdecimal-in-scientific-notation, default true) or
-// toPlainString (false). The expected texts are Java's own, printed by a
-// JDK for these inputs.
+// DECIMAL text as Flink's csv format writes it: with
+// csv.write-bigdecimal-in-scientific-notation = true, Java's
+// BigDecimal.stripTrailingZeros (zero stays 0) then toString, whose texts
+// here a JDK printed for these inputs; else the plain text with the
+// column's scale, as it is.
 func TestAppendBigDecimal(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ in, sci, plain string }{
-		{"100000", "1E+5", "100000"},
-		{"12.50", "12.5", "12.5"},
-		{"0.05", "0.05", "0.05"},
-		{"0", "0", "0"},
-		{"0.00", "0", "0"},
-		{"-0.000000000000000001", "-1E-18", "-0.000000000000000001"},
-		{"12345678901234567890.123456789012345678", "12345678901234567890.123456789012345678", "12345678901234567890.123456789012345678"},
-		{"12345678.90", "12345678.9", "12345678.9"},
-		{"-99999999.99", "-99999999.99", "-99999999.99"},
-		{"10", "1E+1", "10"},
-		{"1234.5", "1234.5", "1234.5"},
-		{"0.0000001", "1E-7", "0.0000001"},
-		{"0.00000120", "0.0000012", "0.0000012"},
-		{"-100.00", "-1E+2", "-100"},
-		{"0.000001", "0.000001", "0.000001"},
-		{"1.000", "1", "1"},
+	for _, tc := range []struct{ in, sci string }{
+		{"100000", "1E+5"},
+		{"12.50", "12.5"},
+		{"0.05", "0.05"},
+		{"0", "0"},
+		{"0.00", "0"},
+		{"-0.000000000000000001", "-1E-18"},
+		{"12345678901234567890.123456789012345678", "12345678901234567890.123456789012345678"},
+		{"12345678.90", "12345678.9"},
+		{"-99999999.99", "-99999999.99"},
+		{"10", "1E+1"},
+		{"1234.5", "1234.5"},
+		{"0.0000001", "1E-7"},
+		{"0.00000120", "0.0000012"},
+		{"-100.00", "-1E+2"},
+		{"0.000001", "0.000001"},
+		{"1.000", "1"},
 	} {
 		if got := string(appendBigDecimal(nil, tc.in, true)); got != tc.sci {
 			t.Errorf("%s scientific: got %s, want %s", tc.in, got, tc.sci)
 		}
-		if got := string(appendBigDecimal(nil, tc.in, false)); got != tc.plain {
-			t.Errorf("%s plain: got %s, want %s", tc.in, got, tc.plain)
+		if got := string(appendBigDecimal(nil, tc.in, false)); got != tc.in {
+			t.Errorf("%s plain: got %s, want it as it is", tc.in, got)
 		}
 	}
 }
 
 // The option reaches the encoder: a DECIMAL(10, 2) column and an array of
-// them, at the default and with the option off.
+// them. Unset and 'false' write the plain text with its scale, as Flink 2.2
+// does (its factory reads the option only when set, whatever its
+// documented default); 'true' the stripped scientific form.
 func TestEncodeDecimalNotation(t *testing.T) {
 	t.Parallel()
 	tables, err := schema.ParseDDL(`CREATE TABLE t (d DECIMAL(10, 2), ds ARRAY<DECIMAL(10, 2)>) WITH ('format' = 'csv')`)
@@ -55,9 +57,9 @@ func TestEncodeDecimalNotation(t *testing.T) {
 		opts map[string]string
 		want string
 	}{
-		{nil, "1E+2,12.5;0"},
+		{nil, "100.00,12.50;0.00"},
 		{map[string]string{"write-bigdecimal-in-scientific-notation": "true"}, "1E+2,12.5;0"},
-		{map[string]string{"write-bigdecimal-in-scientific-notation": "false"}, "100,12.5;0"},
+		{map[string]string{"write-bigdecimal-in-scientific-notation": "false"}, "100.00,12.50;0.00"},
 	} {
 		o, err := ParseOptions(tc.opts)
 		if err != nil {

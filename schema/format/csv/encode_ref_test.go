@@ -42,7 +42,7 @@ func TestEncodeMatchesReference(t *testing.T) {
 		{"null-literal": "NULL"},
 		{"null-literal": "", "allow-comments": "true", "escape-character": `\\`},
 		{"disable-quote-character": "true", "escape-character": "^", "null-literal": `\N`},
-		{"disable-quote-character": "true", "write-bigdecimal-in-scientific-notation": "false"},
+		{"disable-quote-character": "true", "write-bigdecimal-in-scientific-notation": "true"},
 		{"field-delimiter": "|", "quote-character": "'", "array-element-delimiter": ","},
 		{"field-delimiter": "§", "quote-character": "«", "null-literal": "∅", "array-element-delimiter": "¦"},
 	} {

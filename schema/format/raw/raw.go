@@ -222,8 +222,12 @@ func (f *Format) Encode(row map[string]any) ([]byte, error) {
 }
 
 // encodeReplacing encodes s in enc, each character enc cannot encode
-// written as '?', as Java's String.getBytes(charset) does.
+// written as '?', as Java's String.getBytes(charset) does. The empty string
+// is no bytes, without the byte order mark that UTF-16 writes before text.
 func encodeReplacing(enc encoding.Encoding, s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
 	if b, err := enc.NewEncoder().Bytes([]byte(s)); err == nil {
 		return b
 	}

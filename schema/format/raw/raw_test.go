@@ -86,6 +86,7 @@ func TestCharsetsAndNumbers(t *testing.T) {
 		back  any    // the decoded value, when it is not value
 	}{
 		{"s STRING", map[string]string{"charset": "UTF-16"}, "hé", "feff006800e9", nil},
+		{"s STRING", map[string]string{"charset": "UTF-16"}, "", "", nil}, // no BOM without text, as Java
 		{"s STRING", map[string]string{"charset": "utf-16le"}, "hé", "6800e900", nil},
 		{"s STRING", map[string]string{"charset": "ISO-8859-1"}, "hé", "68e9", nil},
 		{"s STRING", map[string]string{"charset": "latin1"}, "h€", "683f", "h?"}, // unmappable: '?', as Java
