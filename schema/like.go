@@ -163,27 +163,33 @@ func (l *likeClause) merge(t *Table, before []*Table) (*Table, error) {
 			return nil, errAt(l.decl.columns[c.Name], "a column named '%s' already exists in the base table (as in Flink, a physical column cannot replace a column of the base table)", c.Name)
 		}
 	}
-	if err := l.checkDerivedRefs(t, base, errAt); err != nil {
-		return nil, err
-	}
+	// In Flink's order: per column, a clash with the base table, then what
+	// a computed column reads.
 	for _, c := range t.Columns {
 		existing, dup := out.Column(c.Name)
-		if !dup || c.Kind == Physical {
+		if dup && c.Kind != Physical {
+			at := l.decl.columns[c.Name]
+			feature, what := likeGenerated, "generated"
+			if c.Kind == Metadata {
+				feature, what = likeMetadata, "metadata"
+			}
+			if existing.Kind != c.Kind {
+				return nil, errAt(at, "a column named '%s' already exists in the base table; %s columns can only overwrite other %s columns (as in Flink)", c.Name, c.Kind, c.Kind)
+			}
+			if l.strategies[feature] != overwriting {
+				return nil, errAt(at, "a %s column named '%s' already exists in the base table; you might want to specify EXCLUDING %s or OVERWRITING %s (as in Flink)", what, c.Name, feature, feature)
+			}
+		}
+		if c.Kind == Computed {
+			if err := l.checkComputedRefs(c, t, base, errAt); err != nil {
+				return nil, err
+			}
+		}
+		if dup && c.Kind != Physical {
+			*existing = c // in the base column's place, as Flink does
+		} else {
 			out.Columns = append(out.Columns, c)
-			continue
 		}
-		at := l.decl.columns[c.Name]
-		feature, what := likeGenerated, "generated"
-		if c.Kind == Metadata {
-			feature, what = likeMetadata, "metadata"
-		}
-		if existing.Kind != c.Kind {
-			return nil, errAt(at, "a column named '%s' already exists in the base table; %s columns can only overwrite other %s columns (as in Flink)", c.Name, c.Kind, c.Kind)
-		}
-		if l.strategies[feature] != overwriting {
-			return nil, errAt(at, "a %s column named '%s' already exists in the base table; you might want to specify EXCLUDING %s or OVERWRITING %s (as in Flink)", what, c.Name, feature, feature)
-		}
-		*existing = c // in the base column's place, as Flink does
 	}
 	if base.Watermark != nil && l.strategies[likeWatermarks] != excluding {
 		wm := *base.Watermark
@@ -197,6 +203,11 @@ func (l *likeClause) merge(t *Table, before []*Table) (*Table, error) {
 			if l.strategies[likeWatermarks] != overwriting {
 				return nil, errAt(l.decl.watermark, "there already exists a watermark spec for column '%s' in the base table; you might want to specify EXCLUDING WATERMARKS or OVERWRITING WATERMARKS (as in Flink)", wm.Column)
 			}
+		}
+		if notInScope(t, base, wm.Column) {
+			return nil, errAt(l.decl.watermark, "the rowtime attribute field '%s' is not defined in the table schema: it is a %s column of the base table, "+
+				"which a watermark of this statement cannot use (as in Flink: it uses the base table's physical columns and this statement's columns)",
+				wm.Column, mustColumn(base, wm.Column).Kind)
 		}
 		out.Watermark = wm
 	}
@@ -235,45 +246,34 @@ func (l *likeClause) merge(t *Table, before []*Table) (*Table, error) {
 	return out, nil
 }
 
-// checkDerivedRefs refuses what Flink's MergeTableLikeUtil cannot resolve:
-// a watermark of this statement may use the base table's physical columns
-// and this statement's columns, and a computed column of this statement
-// the base table's physical columns and this statement's physical and
-// metadata columns; the base table's computed and metadata columns are not
-// in scope for them.
-func (l *likeClause) checkDerivedRefs(t, base *Table, errAt func(pos, string, ...any) error) error {
-	notInScope := func(name string) bool {
-		if _, own := t.Column(name); own {
-			return false
-		}
-		c, inBase := base.Column(name)
-		return inBase && c.Kind != Physical
+// checkComputedRefs refuses what Flink's MergeTableLikeUtil cannot
+// resolve in a computed column c of the new statement t: it reads the base
+// table's physical columns and t's physical and metadata columns; the base
+// table's computed and metadata columns are not in scope for it (nor for a
+// watermark of t, which may use t's computed columns too).
+func (l *likeClause) checkComputedRefs(c Column, t, base *Table, errAt func(pos, string, ...any) error) error {
+	_, refs, err := TranslateSQL(c.Expr)
+	if err != nil {
+		return nil // Table.Validate reports it
 	}
-	for _, c := range t.Columns {
-		if c.Kind != Computed {
-			continue
+	for _, r := range refs {
+		if notInScope(t, base, r) {
+			return errAt(l.decl.columns[c.Name], "column %s AS %s: unknown identifier '%s': it is a %s column of the base table, which a computed column "+
+				"of this statement cannot read (as in Flink: it reads the base table's physical columns and this statement's physical and metadata columns)",
+				c.Name, c.Expr, r, mustColumn(base, r).Kind)
 		}
-		_, refs, err := TranslateSQL(c.Expr)
-		if err != nil {
-			continue // Table.Validate reports it
-		}
-		for _, r := range refs {
-			if oc, own := t.Column(r); own && oc.Kind == Computed {
-				continue // Table.Validate reports a computed column read by another
-			}
-			if notInScope(r) {
-				return errAt(l.decl.columns[c.Name], "column %s AS %s: column %s is a %s column of the base table, which a computed column "+
-					"of this statement cannot read (as in Flink: it reads the base table's physical columns and this statement's physical and metadata columns)",
-					c.Name, c.Expr, r, mustColumn(base, r).Kind)
-			}
-		}
-	}
-	if wm := t.Watermark; wm != nil && notInScope(wm.Column) {
-		return errAt(l.decl.watermark, "the rowtime attribute field '%s' is not defined in the table schema: it is a %s column of the base table, "+
-			"which a watermark of this statement cannot use (as in Flink: it uses the base table's physical columns and this statement's columns)",
-			wm.Column, mustColumn(base, wm.Column).Kind)
 	}
 	return nil
+}
+
+// notInScope reports whether name is a computed or metadata column of the
+// base table that the new statement t does not declare itself.
+func notInScope(t, base *Table, name string) bool {
+	if _, own := t.Column(name); own {
+		return false
+	}
+	c, inBase := base.Column(name)
+	return inBase && c.Kind != Physical
 }
 
 func mustColumn(t *Table, name string) *Column {
