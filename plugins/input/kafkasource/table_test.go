@@ -71,6 +71,18 @@ func TestTableDerivesSettings(t *testing.T) {
 		c.StopAt != StopTimestamp || c.StopTimestamp != 1700000000000 {
 		t.Fatalf("bounds: %+v", c)
 	}
+
+	// scan.bounded.* on upsert-kafka (Flink 1.x's connector refused them):
+	// the changelog is read from earliest up to the bound.
+	c, err = parseConfig(t, yamlDDL(`CREATE TABLE u (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',
+  'topic' = 'x', 'key.format' = 'json', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g',
+  'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:0,offset:5')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StartFrom != StartEarliest || c.StopAt != StopOffsets || c.StopOffsets[topicPartition{"x", 0}] != 5 {
+		t.Fatalf("upsert-kafka bounds: start %s stop %s %v", c.StartFrom, c.StopAt, c.StopOffsets)
+	}
 }
 
 // A YAML field that contradicts the table is an error naming both; an
