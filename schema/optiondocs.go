@@ -69,6 +69,13 @@ var optionDocs = map[string]string{
 		"unset or `false`: plain with the column's scale (`100.00`). Flink documents true as the default, but its csv format reads the option " +
 		"only when it is set, and so does connectd",
 
+	"protobuf.descriptor-file":           "connectd's option: the message's schema, a `.proto` file or a descriptor set (`protoc --descriptor_set_out`); required",
+	"protobuf.message-name":              "connectd's option: the message's full name (`shop.v1.Order`); required",
+	"protobuf.message-class-name":        "refused: a compiled Java class, which connectd cannot load; give `protobuf.descriptor-file` and `protobuf.message-name`",
+	"protobuf.ignore-parse-errors":       "a record that does not parse is skipped",
+	"protobuf.read-default-values":       "an unset field with presence reads as its default value instead of NULL (default false)",
+	"protobuf.write-null-string-literal": "the string written for a NULL in a string array or map (default empty)",
+
 	"raw.charset":    "the charset of a character string column, as Java's Charset.forName names it (default UTF-8); unmappable characters are written as `?`",
 	"raw.endianness": "byte order of SMALLINT, INT, BIGINT, FLOAT and DOUBLE columns (default `big-endian`)",
 

@@ -107,7 +107,9 @@ func ProcessorFields(component, verb string) []*service.ConfigField {
 				"raw: `charset` (default UTF-8, a name as Java's Charset.forName reads it), `endianness` (big-endian, the default, or little-endian, for numeric columns). "+
 				"avro: none. avro-confluent: `url` (the schema registry, required; older spelling `schema-registry.url`), `subject` (default `<topic>-value` from kafka_topic metadata; older spelling `schema-registry.subject`), "+
 				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject). "+
-				"docs/flink-options.md describes each.").
+				"protobuf: `descriptor-file` (a .proto file or a protoc descriptor set, required), `message-name` (the message's full name, required), "+
+				"`ignore-parse-errors`, `read-default-values` (default false: an unset field with presence is NULL), `write-null-string-literal` (default \"\"); "+
+				"Flink's `message-class-name` (a Java class) is refused. docs/flink-options.md describes each.").
 			Example(map[string]any{"ignore-parse-errors": true, "timestamp-format.standard": "ISO-8601"}).
 			Optional(),
 		OnErrorField(component, verb),
