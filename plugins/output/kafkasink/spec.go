@@ -242,8 +242,10 @@ is accepted: its columns are the key (one STRING or BYTES column defaults to `+"
 `+"`raw`"+`; otherwise `+"`key.format`"+` is required). With `+"`upsert-kafka`"+` the key is the PRIMARY KEY
 and a message with metadata `+"`kafka_tombstone_message`"+` = true (as kafka_source sets on a
 tombstone it read) is a delete: a record with the key and a null value; its
-`+"`sink.buffer-flush.max-rows`"+` / `+"`sink.buffer-flush.interval`"+` become `+"`batching`"+` `+"`count`"+` / `+"`period`"+`
-(a batch is not reduced to the last row per key, as Flink's buffer is: the topic's compaction does that). A row that cannot be
+`+"`sink.buffer-flush.max-rows`"+` / `+"`sink.buffer-flush.interval`"+` become `+"`batching`"+` `+"`count`"+` / `+"`period`"+`,
+and each batch is a flush that writes only the last row of each key in it (an update, or the tombstone of a delete), as
+Flink's buffer does (ReducingUpsertWriter); the rows left out are acknowledged with their flush. Flink flushes when the
+buffer holds max-rows distinct keys, connectd when the batch holds max-rows rows. A row that cannot be
 encoded fails that message, naming the table and topic.
 
 The table is the single source of truth: a field that it also sets must agree with it, or the
