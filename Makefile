@@ -68,8 +68,9 @@ studio-screenshot: build
 unit:
 	go test $(GO_TEST_FLAGS) ./...
 
-## docs: the component reference pages (docs/components/*.md), generated from the specs;
-## a test of plugins/bundle fails when the checked-in pages differ.
+## docs: the component reference pages (docs/components/*.md), generated from the specs, and
+## docs/flink-options.md, generated from the option tables of schema/;
+## tests of plugins/bundle and internal/docsgen fail when the checked-in pages differ.
 docs:
 	go run ./cmd/connectd-docs -out docs/components
 

@@ -27,9 +27,17 @@ func ParseDDL(src string) ([]*Table, error) {
 		if p.cur().kind == tEOF {
 			return tables, nil
 		}
-		t, err := p.createTable()
+		if err := p.refuseStatement(); err != nil {
+			return nil, err
+		}
+		t, like, err := p.createTable()
 		if err != nil {
 			return nil, err
+		}
+		if like != nil {
+			if t, err = like.merge(t, tables); err != nil {
+				return nil, err
+			}
 		}
 		t.normalize()
 		tables = append(tables, t)
@@ -61,6 +69,9 @@ type parser struct {
 	src  string
 	toks []token
 	i    int
+	// decl holds where the statement being parsed declares its parts, for
+	// the errors of a LIKE clause.
+	decl declPositions
 }
 
 func (p *parser) cur() token { return p.toks[p.i] }
@@ -113,62 +124,91 @@ func (p *parser) str(what string) (string, error) {
 	return t.text, nil
 }
 
-func (p *parser) createTable() (*Table, error) {
+// createTable parses one CREATE TABLE statement. like is its LIKE clause,
+// nil without one; the caller merges the base table in.
+func (p *parser) createTable() (t *Table, like *likeClause, err error) {
+	p.decl = declPositions{columns: map[string]pos{}, options: map[string]pos{}}
 	if err := p.expect("CREATE"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.accept("TEMPORARY")
 	if err := p.expect("TABLE"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.accept("IF") {
 		if err := p.expect("NOT", "EXISTS"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	name, err := p.ident("a table name")
+	namePos := p.cur().pos
+	name, err := p.qualifiedName("a table name")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for p.accept(".") {
-		part, err := p.ident("a table name")
-		if err != nil {
-			return nil, err
+	t = &Table{Name: name, Options: map[string]string{}}
+	// The column list may be left out, as in Flink, when a LIKE clause
+	// brings the columns: CREATE TABLE t WITH (...) LIKE base.
+	hasColumnList := p.accept("(")
+	if hasColumnList {
+		for {
+			if err := p.element(t); err != nil {
+				return nil, nil, err
+			}
+			if p.accept(")") {
+				break
+			}
+			if err := p.expect(","); err != nil {
+				return nil, nil, p.errf("expected \",\" or \")\" after a column, found %s", p.cur().describe())
+			}
 		}
-		name += "." + part
-	}
-	t := &Table{Name: name, Options: map[string]string{}}
-	if err := p.expect("("); err != nil {
-		return nil, err
-	}
-	for {
-		if err := p.element(t); err != nil {
-			return nil, err
-		}
-		if p.accept(")") {
-			break
-		}
-		if err := p.expect(","); err != nil {
-			return nil, p.errf("expected \",\" or \")\" after a column, found %s", p.cur().describe())
-		}
+	} else if c := p.cur(); !c.is("WITH") && !c.is("AS") && !c.is("LIKE") && !c.is("COMMENT") {
+		return nil, nil, p.errf("expected (, found %s", c.describe())
 	}
 	if p.accept("COMMENT") {
 		if t.Comment, err = p.str("a table comment"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if p.cur().is("PARTITIONED") || p.cur().is("LIKE") || p.cur().is("DISTRIBUTED") {
-		return nil, p.errf("%s is not supported by connectd", strings.ToUpper(p.cur().text))
+	if err := p.refuseTableClause(); err != nil {
+		return nil, nil, err
 	}
 	if p.accept("WITH") {
 		if err := p.options(t); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if t := p.cur(); t.kind != tEOF && !t.is(";") && !t.is("CREATE") {
-		return nil, p.errf("expected the end of the statement, found %s", t.describe())
+	if err := p.refuseAsSelect(); err != nil {
+		return nil, nil, err
 	}
-	return t, nil
+	if p.cur().is("LIKE") {
+		if like, err = p.likeClause(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c := p.cur(); c.kind != tEOF && !c.is(";") && !c.is("CREATE") {
+		return nil, nil, p.errf("expected the end of the statement, found %s", c.describe())
+	}
+	if !hasColumnList && like == nil {
+		return nil, nil, &SyntaxError{Line: namePos.line, Column: namePos.col,
+			Msg: fmt.Sprintf("CREATE TABLE %s has no column list: give the columns in (...), or LIKE a table to copy them from", name)}
+	}
+	return t, like, nil
+}
+
+// qualifiedName parses `name` or `cat.db.name`.
+func (p *parser) qualifiedName(what string) (string, error) {
+	name, err := p.ident(what)
+	if err != nil {
+		return "", err
+	}
+	for p.accept(".") {
+		part, err := p.ident(what)
+		if err != nil {
+			return "", err
+		}
+		name += "." + part
+	}
+	return name, nil
 }
 
 func (p *parser) options(t *Table) error {
@@ -195,6 +235,7 @@ func (p *parser) options(t *Table) error {
 			return &SyntaxError{Line: keyTok.pos.line, Column: keyTok.pos.col, Msg: fmt.Sprintf("option '%s' is set twice", k)}
 		}
 		t.Options[k] = v
+		p.decl.options[k] = keyTok.pos
 		if p.accept(")") {
 			return nil
 		}
@@ -212,9 +253,13 @@ func (p *parser) element(t *Table) error {
 	case c.is("WATERMARK"):
 		return p.watermark(t)
 	}
+	namePos := c.pos
 	name, err := p.ident("a column name, PRIMARY KEY or WATERMARK")
 	if err != nil {
 		return err
+	}
+	if _, seen := p.decl.columns[name]; !seen {
+		p.decl.columns[name] = namePos
 	}
 	col := Column{Name: name}
 	if p.accept("AS") {
@@ -241,6 +286,7 @@ func (p *parser) element(t *Table) error {
 				return p.errf("the table has more than one PRIMARY KEY")
 			}
 			pk := &PrimaryKey{Columns: []string{name}}
+			p.decl.primaryKey = p.cur().pos
 			if p.accept("CONSTRAINT") {
 				if pk.Name, err = p.ident("a constraint name"); err != nil {
 					return err
@@ -278,6 +324,7 @@ func (p *parser) primaryKey(t *Table) error {
 		return p.errf("the table has more than one PRIMARY KEY")
 	}
 	pk := &PrimaryKey{}
+	p.decl.primaryKey = p.cur().pos
 	var err error
 	if p.accept("CONSTRAINT") {
 		if pk.Name, err = p.ident("a constraint name"); err != nil {
@@ -312,6 +359,7 @@ func (p *parser) watermark(t *Table) error {
 	if t.Watermark != nil {
 		return p.errf("the table has more than one WATERMARK")
 	}
+	p.decl.watermark = p.cur().pos
 	p.next()
 	if err := p.expect("FOR"); err != nil {
 		return err

@@ -230,7 +230,7 @@ var connectorOptions = map[string]map[string]check{
 		OptStartupMode:            enum("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"),
 		OptStartupSpecificOffsets: specificOffsets,
 		OptStartupTimestampMillis: int64Value,
-		OptBoundedMode:            enum("unbounded", "latest-offset", "group-offsets", "timestamp", "specific-offsets"),
+		OptBoundedMode:            boundedMode,
 		OptBoundedSpecificOffsets: specificOffsets,
 		OptBoundedTimestampMillis: int64Value,
 		OptPartitionDiscovery:     duration,
@@ -258,6 +258,9 @@ var connectorOptions = map[string]map[string]check{
 		OptSinkBufferFlushMaxRows:  int64Value,
 		OptSinkBufferFlushInterval: duration,
 		OptLocalTimeZone:           timeZone,
+		OptBoundedMode:             boundedMode,
+		OptBoundedSpecificOffsets:  specificOffsets,
+		OptBoundedTimestampMillis:  int64Value,
 	},
 	// No connector: a table used only to decode and encode records, e.g.
 	// with the table_decode processor on a file input.
@@ -276,19 +279,22 @@ var formatOptions = map[string]map[string]check{
 		"map-null-key.mode":              enum("FAIL", "DROP", "LITERAL"),
 		"map-null-key.literal":           anyString,
 		"encode.decimal-as-plain-number": boolean,
+		"encode.ignore-null-fields":      boolean,
 	},
 	FormatCSV: {
-		"field-delimiter":         singleChar,
-		"disable-quote-character": boolean,
-		"quote-character":         singleChar,
-		"allow-comments":          boolean,
-		"ignore-parse-errors":     boolean,
-		"array-element-delimiter": nonEmptyRaw,
-		"escape-character":        singleChar,
-		"null-literal":            anyString,
+		"field-delimiter":                         singleChar,
+		"disable-quote-character":                 boolean,
+		"quote-character":                         singleChar,
+		"allow-comments":                          boolean,
+		"ignore-parse-errors":                     boolean,
+		"array-element-delimiter":                 nonEmptyRaw,
+		"escape-character":                        singleChar,
+		"null-literal":                            anyString,
+		"write-bigdecimal-in-scientific-notation": boolean,
 	},
 	FormatRaw: {
-		"charset": enum("UTF-8"),
+		"charset":    charsetName,
+		"endianness": enumFold("big-endian", "little-endian"),
 	},
 	FormatAvro: {},
 	FormatAvroConfluent: {
@@ -297,6 +303,10 @@ var formatOptions = map[string]map[string]check{
 		"basic-auth.credentials-source": enum("USER_INFO", "URL"),
 		"basic-auth.user-info":          anyString,
 		"auto.register.schemas":         boolean,
+		// The older spellings of url and subject, which Flink still
+		// accepts (fallback keys of its options).
+		"schema-registry.url":     nonEmpty,
+		"schema-registry.subject": nonEmpty,
 	},
 	FormatProtobuf: {
 		"descriptor-file":           nonEmpty,
@@ -395,7 +405,22 @@ func (t *Table) validateOptions() []error {
 			}
 			continue
 		}
+		if reason, ok := refusedOptions[k]; ok {
+			add("option '%s' is not supported by connectd: %s", k, reason)
+			continue
+		}
 		add("option '%s' is not supported by connectd for connector '%s'", k, connectorLabel(connector))
+	}
+	for _, prefix := range sortedKeys(prefixes) {
+		opts := map[string]string{}
+		for k, v := range t.Options {
+			if name, ok := strings.CutPrefix(k, prefix); ok {
+				opts[name] = v
+			}
+		}
+		for _, p := range formatRules(prefixes[prefix], prefix, opts) {
+			add("%s", p)
+		}
 	}
 	errs = append(errs, t.validateConnector(connector)...)
 	return errs
@@ -458,14 +483,9 @@ func (t *Table) validateConnector(connector string) []error {
 		if _, ok := o[OptStartupTimestampMillis]; ok != (mode == "timestamp") {
 			add("option 'scan.startup.timestamp-millis' goes with 'scan.startup.mode' = 'timestamp' and is required by it")
 		}
-		bmode := o[OptBoundedMode]
-		if _, ok := o[OptBoundedSpecificOffsets]; ok != (bmode == "specific-offsets") {
-			add("option 'scan.bounded.specific-offsets' goes with 'scan.bounded.mode' = 'specific-offsets' and is required by it")
-		}
-		if _, ok := o[OptBoundedTimestampMillis]; ok != (bmode == "timestamp") {
-			add("option 'scan.bounded.timestamp-millis' goes with 'scan.bounded.mode' = 'timestamp' and is required by it")
-		}
+		errs = append(errs, t.validateBounded()...)
 	case ConnectorUpsertKafka:
+		errs = append(errs, t.validateBounded()...)
 		if !hasTopic {
 			add("option 'topic' is required by upsert-kafka")
 		}
@@ -540,8 +560,62 @@ func ValidateFormatOptions(format string, opts map[string]string) error {
 			errs = append(errs, fmt.Sprintf("format %s: option '%s' = '%s': %v", format, k, opts[k], err))
 		}
 	}
+	for _, p := range formatRules(format, "", opts) {
+		errs = append(errs, fmt.Sprintf("format %s: %s", format, p))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// validateBounded applies Flink's validateScanBoundedMode, which both Kafka
+// connectors share: the offsets and the timestamp go with their mode.
+func (t *Table) validateBounded() []error {
+	var errs []error
+	o := t.Options
+	bmode := o[OptBoundedMode]
+	if _, ok := o[OptBoundedSpecificOffsets]; ok != (bmode == "specific-offsets") {
+		errs = append(errs, fmt.Errorf("table %s: option 'scan.bounded.specific-offsets' goes with 'scan.bounded.mode' = 'specific-offsets' and is required by it", t.Name))
+	}
+	if _, ok := o[OptBoundedTimestampMillis]; ok != (bmode == "timestamp") {
+		errs = append(errs, fmt.Errorf("table %s: option 'scan.bounded.timestamp-millis' goes with 'scan.bounded.mode' = 'timestamp' and is required by it", t.Name))
+	}
+	return errs
+}
+
+// boundedMode checks 'scan.bounded.mode'. 'group-offsets' is refused:
+// Flink reads from its start mode up to the offsets committed in
+// 'properties.group.id', but connectd resumes from those same offsets (the
+// group's committed offsets are its checkpoint, whatever the start mode
+// says), so the read would always be empty.
+func boundedMode(v string) error {
+	if v == "group-offsets" {
+		return fmt.Errorf("not supported by connectd: %s", boundedGroupOffsetsReason)
+	}
+	return enum("unbounded", "latest-offset", "timestamp", "specific-offsets")(v)
+}
+
+// formatRules are the cross-option rules of a format's factory, on its
+// options without the prefix; each problem names the options, with prefix
+// ("csv.", "value.csv.", or "" for the bare names).
+func formatRules(format, prefix string, opts map[string]string) []string {
+	var out []string
+	switch format {
+	case FormatCSV:
+		// CsvFormatFactory.validateFormatOptions.
+		if _, quote := opts["quote-character"]; quote && strings.EqualFold(opts["disable-quote-character"], "true") {
+			out = append(out, fmt.Sprintf("options '%[1]squote-character' and '%[1]sdisable-quote-character' = 'true' cannot be set together "+
+				"(as in Flink: a format cannot define a quote character and disable quoting at the same time)", prefix))
+		}
+	case FormatAvroConfluent:
+		for _, pair := range [][2]string{{"url", "schema-registry.url"}, {"subject", "schema-registry.subject"}} {
+			v, ok := opts[pair[0]]
+			old, hasOld := opts[pair[1]]
+			if ok && hasOld && v != old {
+				out = append(out, fmt.Sprintf("options '%s%s' = '%s' and '%s%s' = '%s' (its older spelling) disagree; set one", prefix, pair[0], v, prefix, pair[1], old))
+			}
+		}
+	}
+	return out
 }

@@ -113,9 +113,11 @@ func ProcessorFields(component, verb string) []*service.ConfigField {
 			Description("Format options, named as in Flink without the format prefix (`ignore-parse-errors`, not `json.ignore-parse-errors`); "+
 				"they are added to, and override, the table's options for the format. An option the format does not support is an error. "+
 				"Default: none. json: `fail-on-missing-field`, `ignore-parse-errors`, `timestamp-format.standard` (SQL | ISO-8601), "+
-				"`map-null-key.mode`, `map-null-key.literal`, `encode.decimal-as-plain-number`. csv: `field-delimiter`, `quote-character`, "+
-				"`disable-quote-character`, `allow-comments`, `ignore-parse-errors`, `array-element-delimiter`, `escape-character`, `null-literal`. "+
-				"raw: `charset` (UTF-8). avro: none. avro-confluent: `url` (the schema registry, required), `subject` (default `<topic>-value` from kafka_topic metadata), "+
+				"`map-null-key.mode`, `map-null-key.literal`, `encode.decimal-as-plain-number`, `encode.ignore-null-fields` (default false). csv: `field-delimiter`, `quote-character`, "+
+				"`disable-quote-character`, `allow-comments`, `ignore-parse-errors`, `array-element-delimiter`, `escape-character`, `null-literal`, "+
+				"`write-bigdecimal-in-scientific-notation` (unset: plain, as Flink's csv format writes unless the option says true). "+
+				"raw: `charset` (default UTF-8, a name as Java's Charset.forName reads it), `endianness` (big-endian, the default, or little-endian, for numeric columns). "+
+				"avro: none. avro-confluent: `url` (the schema registry, required; older spelling `schema-registry.url`), `subject` (default `<topic>-value` from kafka_topic metadata; older spelling `schema-registry.subject`), "+
 				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject). "+
 				"protobuf: `descriptor-file` (a .proto file or a protoc descriptor set, required), `message-name` (the message's full name, required), "+
 				"`ignore-parse-errors`, `read-default-values` (default false: an unset field with presence is NULL), `write-null-string-literal` (default \"\"); "+
@@ -123,7 +125,7 @@ func ProcessorFields(component, verb string) []*service.ConfigField {
 				"debezium-json, canal-json, maxwell-json, ogg-json: json's options but `fail-on-missing-field` (Flink's `<format>.ignore-parse-errors` and so on); "+
 				"debezium-json also `schema-include` (default false; reading only, as in Flink), canal-json also `database.include` and `table.include` "+
 				"(regular expressions the whole database / table name must match, default none). debezium-avro-confluent: avro-confluent's. "+
-				"See docs/changelog.md.").
+				"See docs/changelog.md; docs/flink-options.md describes each.").
 			Example(map[string]any{"ignore-parse-errors": true, "timestamp-format.standard": "ISO-8601"}).
 			Optional(),
 		OnErrorField(component, verb),

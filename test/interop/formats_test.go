@@ -81,6 +81,11 @@ type formatCase struct {
 	// a Flink SQL expression.
 	values   map[string]string
 	registry bool
+	// sameBytes also compares the record values that Flink and connectd
+	// wrote for the same row, byte for byte: for options that change the
+	// bytes and not the rows (json.encode.ignore-null-fields, the csv
+	// DECIMAL notation, raw.charset, raw.endianness).
+	sameBytes bool
 }
 
 // scalarColumns are the columns Flink's csv format takes: scalars and
@@ -110,6 +115,24 @@ var formatCases = []formatCase{
 	// rows apart. NULL is a record without a value.
 	{name: "raw_string", options: rawOptions, columns: []string{"id", "s"}},
 	{name: "raw_bytes", options: rawOptions, columns: []string{"id", "bin"}},
+	// Options that change the bytes: Flink's and connectd's records must be
+	// the same bytes too (sameBytes).
+	{name: "json_ignore_null", options: `'format' = 'json', 'json.encode.ignore-null-fields' = 'true'`,
+		columns: []string{"id", "i", "s", "arr", "r"}, sameBytes: true},
+	// Flink documents 'csv.write-bigdecimal-in-scientific-notation' as true
+	// by default, yet writes plain DECIMALs unless the option says true.
+	{name: "csv_decimal_default", options: `'format' = 'csv'`, columns: []string{"id", "amount", "big"}, rows: []int{0, 1, 2},
+		values: map[string]string{"amount/2": "100.00", "big/0": "'1000000'"}, sameBytes: true},
+	{name: "csv_decimal_scientific", options: `'format' = 'csv', 'csv.write-bigdecimal-in-scientific-notation' = 'true'`,
+		columns: []string{"id", "amount", "big"}, rows: []int{0, 1, 2},
+		values: map[string]string{"amount/2": "100.00", "big/0": "'1000000'"}, sameBytes: true},
+	{name: "csv_decimal_plain", options: `'format' = 'csv', 'csv.write-bigdecimal-in-scientific-notation' = 'false'`,
+		columns: []string{"id", "amount", "big"}, rows: []int{0, 1, 2},
+		values: map[string]string{"amount/2": "100.00", "big/0": "'1000000'"}, sameBytes: true},
+	{name: "raw_utf16", options: rawOptions + `, 'value.raw.charset' = 'UTF-16'`, columns: []string{"id", "s"}, sameBytes: true},
+	{name: "raw_int_little_endian", options: rawOptions + `, 'value.raw.endianness' = 'little-endian'`, columns: []string{"id", "i"}, sameBytes: true},
+	{name: "raw_double", options: rawOptions, columns: []string{"id", "d"}, sameBytes: true},
+	{name: "raw_boolean", options: rawOptions, columns: []string{"id", "b"}, sameBytes: true},
 }
 
 // allColumnsBut returns the names of typedRows' columns without the given ones.
@@ -357,6 +380,11 @@ func TestFlinkFormats(t *testing.T) {
 				}
 				compareRows(t, tb, "connectd's kafka_source", refs[i], got[i], directionRead)
 			})
+			if tb.sameBytes {
+				t.Run("same_bytes", func(t *testing.T) {
+					compareBytes(t, tb, brokers, flinkTopic[i], connectdTopic[i])
+				})
+			}
 			t.Run("connectd_to_flink", func(t *testing.T) {
 				for _, n := range []int{second[i].create, second[i].query} {
 					if res2[n].Err != "" {

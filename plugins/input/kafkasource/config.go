@@ -376,6 +376,10 @@ func splitTopics(entries []string) []string {
 func (c Config) validate() error {
 	var errs []error
 	switch n := btoi(len(c.Topics) > 0) + btoi(c.TopicPattern != nil) + btoi(c.Partitions != nil); {
+	case n == 0 && c.Table != nil:
+		// The table is where a Flink user looks: name its options.
+		errs = append(errs, fmt.Errorf("table %s: option '%s' or '%s' is required (as in Flink: either 'topic' or 'topic-pattern' must be set); "+
+			"field %s or %s may set it instead", c.Table.Table().Name, schema.OptTopic, schema.OptTopicPattern, fieldTopics, fieldTopicPattern))
 	case n == 0:
 		errs = append(errs, fmt.Errorf("field %s: at least one topic is required (or %s, or %s)", fieldTopics, fieldTopicPattern, fieldPartitions))
 	case n > 1:

@@ -71,6 +71,18 @@ func TestTableDerivesSettings(t *testing.T) {
 		c.StopAt != StopTimestamp || c.StopTimestamp != 1700000000000 {
 		t.Fatalf("bounds: %+v", c)
 	}
+
+	// scan.bounded.* on upsert-kafka (Flink 1.x's connector refused them):
+	// the changelog is read from earliest up to the bound.
+	c, err = parseConfig(t, yamlDDL(`CREATE TABLE u (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',
+  'topic' = 'x', 'key.format' = 'json', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g',
+  'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:0,offset:5')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StartFrom != StartEarliest || c.StopAt != StopOffsets || c.StopOffsets[topicPartition{"x", 0}] != 5 {
+		t.Fatalf("upsert-kafka bounds: start %s stop %s %v", c.StartFrom, c.StopAt, c.StopOffsets)
+	}
 }
 
 // A YAML field that contradicts the table is an error naming both; an
@@ -96,7 +108,7 @@ func TestTableConfigErrors(t *testing.T) {
 		{"unsupported option", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.parallelism' = '4')`),
 			[]string{"option 'scan.parallelism' is not supported by connectd"}},
 		{"unsupported bounded mode", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.bounded.mode' = 'group-offsets')`),
-			[]string{"option 'scan.bounded.mode' = 'group-offsets' is not supported by connectd"}},
+			[]string{"option 'scan.bounded.mode' = 'group-offsets': not supported by connectd: it stops at the offsets committed in 'properties.group.id'"}},
 		{"start timestamp contradicts", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '1700000000000')`) + "start_timestamp: 1600000000000\n",
 			[]string{`field start_timestamp: 1600000000000 contradicts option 'scan.startup.timestamp-millis' = '1700000000000'`}},
 		{"bad start timestamp option", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = 'soon')`),
@@ -105,6 +117,8 @@ func TestTableConfigErrors(t *testing.T) {
 			[]string{"field on_error: only used with a table"}},
 		{"upsert-kafka reads from earliest", yamlDDL(`CREATE TABLE t (a STRING, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'x', 'key.format' = 'raw', 'value.format' = 'json', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`) + "start_from: latest\n",
 			[]string{`field start_from: table t: "latest" contradicts option 'connector' = 'upsert-kafka', which reads from the earliest offset`}},
+		{"no topic", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g')`),
+			[]string{"table t: option 'topic' or 'topic-pattern' is required (as in Flink: either 'topic' or 'topic-pattern' must be set); field topics or topic_pattern may set it instead"}},
 		{"no group", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`),
 			[]string{"field consumer_group: required with start_from: committed", "option 'properties.group.id' of table t"}},
 	} {

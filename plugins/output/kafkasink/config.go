@@ -176,6 +176,12 @@ type Config struct {
 	// AllowAutoTopicCreation asks the broker to create missing topics.
 	// Default true, as the Java producer.
 	AllowAutoTopicCreation bool
+	// ReduceByKey writes, of the records of one batch that share a topic
+	// and key, only the last: upsert-kafka's sink.buffer-flush.max-rows /
+	// sink.buffer-flush.interval, where a batch is a flush (Flink's
+	// ReducingUpsertWriter). Set by an upsert-kafka table that buffers.
+	// Default false.
+	ReduceByKey bool
 	// Table, when set, encodes each message's row into the record's value,
 	// key, timestamp and headers; its WITH options also set the topic,
 	// brokers, delivery guarantee, transactional id prefix and partitioner

@@ -125,8 +125,17 @@ func (s *Sink) writeFlowing(ctx context.Context, cl *kgo.Client, batch service.M
 	for i, m := range batch {
 		origins[i], _ = txnoffsets.FromContext(m.Context())
 	}
-	f := &flowing{s: s, cl: cl, srcs: srcs, recs: recs, origins: origins, left: len(recs), start: time.Now(), slowest: map[string]time.Duration{}}
+	left := 0
+	for _, r := range recs {
+		if r != nil {
+			left++
+		}
+	}
+	f := &flowing{s: s, cl: cl, srcs: srcs, recs: recs, origins: origins, left: left, start: time.Now(), slowest: map[string]time.Duration{}}
 	for i, r := range recs {
+		if r == nil { // left out by ReduceByKey
+			continue
+		}
 		// No deadline: the idempotent producer retries what can clear,
 		// in order; the sink's context ends only when it closes.
 		if s.checkPartitions {

@@ -368,7 +368,8 @@ func (s *Sink) countSent(recs []*kgo.Record, errs []error) int64 {
 }
 
 // buildRecords returns the records of batch; recs[i] is nil where errs[i] is
-// set.
+// set, and, with ReduceByKey, where a later record of the batch has the same
+// topic and key (errs[i] nil: the message counts as written).
 func (s *Sink) buildRecords(batch service.MessageBatch) (recs []*kgo.Record, errs []error) {
 	recs = make([]*kgo.Record, len(batch))
 	errs = make([]error, len(batch))
@@ -391,6 +392,11 @@ func (s *Sink) buildRecords(batch service.MessageBatch) (recs []*kgo.Record, err
 			continue
 		}
 		recs[i] = r
+	}
+	if s.cfg.ReduceByKey {
+		if n := reduceToLastPerKey(recs, errs); n > 0 {
+			s.log.Tracef("kafka_sink: %d of %d records left out: a later record of the batch has the same key", n, len(batch))
+		}
 	}
 	return recs, errs
 }

@@ -246,8 +246,10 @@ tombstone it read) or `+"`row_kind`"+` = `+"`-D`"+` is a delete: a record with t
 sink drops it; with a changelog value format (`+"`debezium-json`"+`, `+"`canal-json`"+`, ...) each row is written in the
 format's envelope by its `+"`row_kind`"+` (`+"`+I`"+`/`+"`+U`"+` as an insert, `+"`-U`"+`/`+"`-D`"+` as a delete, as Flink's serializers),
 and a plain `+"`kafka`"+` table with an insert-only format refuses a row whose `+"`row_kind`"+` is not `+"`+I`"+` (docs/changelog.md); its
-`+"`sink.buffer-flush.max-rows`"+` / `+"`sink.buffer-flush.interval`"+` become `+"`batching`"+` `+"`count`"+` / `+"`period`"+`
-(a batch is not reduced to the last row per key, as Flink's buffer is: the topic's compaction does that). A row that cannot be
+`+"`sink.buffer-flush.max-rows`"+` / `+"`sink.buffer-flush.interval`"+` become `+"`batching`"+` `+"`count`"+` / `+"`period`"+`,
+and each batch is a flush that writes only the last row of each key in it (an update, or the tombstone of a delete), as
+Flink's buffer does (ReducingUpsertWriter); the rows left out are acknowledged with their flush. Flink flushes when the
+buffer holds max-rows distinct keys, connectd when the batch holds max-rows rows. A row that cannot be
 encoded fails that message, naming the table and topic.
 
 The table is the single source of truth: a field that it also sets must agree with it, or the

@@ -245,7 +245,9 @@ func deriveTable(t *schema.Table, codec *table.Codec, set map[string]any) (s tab
 			kafkaconn.FieldSeedBrokers, schema.OptBootstrapServers, t.Name))
 	}
 	if _, ok := set[FieldTopic]; !ok && s.topic == "" {
-		errs = append(errs, fmt.Errorf("field %s: required, here or in option '%s' of table %s", FieldTopic, schema.OptTopic, t.Name))
+		// The table is where a Flink user looks: name its options.
+		errs = append(errs, fmt.Errorf("table %s: option '%s' is required (as in Flink: either 'topic' or 'topic-pattern' must be set, "+
+			"and a sink writes the one 'topic'); field %s may set it instead", t.Name, schema.OptTopic, FieldTopic))
 	}
 	return s, errs
 }
@@ -376,10 +378,11 @@ func (c *Config) applyTable(s tableSettings, maxInFlightSet bool) error {
 		}
 	}
 	if s.flushRows > 0 {
-		// Flink's upsert-kafka buffer; connectd does not reduce a batch
-		// to the last row per key (the topic's compaction does).
+		// Flink's upsert-kafka buffer: a batch is a flush, and only the
+		// last row per key of it is written (ReducingUpsertWriter).
 		c.Batching.Count = s.flushRows
 		c.Batching.Period = s.flushInterval.String()
+		c.ReduceByKey = true
 	}
 	return nil
 }

@@ -381,7 +381,7 @@ table:
 		{"partitioner contradicts", yamlDDL(strings.Replace(seedSink, "'sink.delivery-guarantee'", "'sink.partitioner' = 'fixed', 'sink.delivery-guarantee'", 1), 0) + "partitioner: round_robin\n",
 			[]string{`field partitioner: "round_robin" contradicts option 'sink.partitioner' = 'fixed'`}},
 		{"unsupported option", yamlDDL(strings.Replace(seedSink, "'sink.delivery-guarantee'", "'sink.parallelism' = '4', 'sink.delivery-guarantee'", 1), 0),
-			[]string{"option 'sink.parallelism' is not supported by connectd for connector 'kafka'"}},
+			[]string{"option 'sink.parallelism' is not supported by connectd: connectd has no operator parallelism"}},
 		{"exactly-once from the table, max_in_flight from YAML", yamlDDL(seedSink, 0) + "max_in_flight: 4\n",
 			[]string{"field max_in_flight: must be 1 with delivery_guarantee exactly_once"}},
 		{"read-only metadata", yamlDDL(`CREATE TABLE t (a STRING, o BIGINT METADATA FROM 'offset') WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1')`, 0),

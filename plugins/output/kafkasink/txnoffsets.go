@@ -106,7 +106,7 @@ type txnPairing struct {
 }
 
 // pairedOrigins returns the origins of the written messages of batch (those
-// with a record and no error), per source on the same cluster as the sink,
+// without an error: with a record, or left out by ReduceByKey), per source on the same cluster as the sink,
 // in order of first appearance, and the results of emitters (window
 // results, see txnoffsets.Emitter). A source on another cluster is not
 // paired: the batch is committed without its offsets (the source commits
@@ -118,7 +118,9 @@ func (s *Sink) pairedOrigins(batch service.MessageBatch, recs []*kgo.Record, err
 		byEm map[txnoffsets.Emitter]*txnEmitter
 	)
 	for i, m := range batch {
-		if recs[i] == nil || errs[i] != nil {
+		// A nil record without an error was left out by ReduceByKey:
+		// its message counts as written, and its offset commits.
+		if errs[i] != nil {
 			continue
 		}
 		if r, ok := txnoffsets.ResultFromContext(m.Context()); ok {

@@ -341,9 +341,24 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"url": "http://h", "basic-auth.credentials-source": "SASL_INHERIT"}, "option 'basic-auth.credentials-source' = 'SASL_INHERIT'"},
 		{map[string]string{"url": "http://h", "schema": "{}"}, "option 'schema' is not supported"},
 		{map[string]string{"url": "http://h", "auto.register.schemas": "maybe"}, "auto.register.schemas"},
+		{map[string]string{"url": "http://a", "schema-registry.url": "http://b"},
+			"options 'url' = 'http://a' and 'schema-registry.url' = 'http://b' (its older spelling) disagree; set one"},
+		{map[string]string{"url": "http://a", "subject": "s", "schema-registry.subject": "t"},
+			"options 'subject' = 's' and 'schema-registry.subject' = 't' (its older spelling) disagree"},
 	} {
 		if _, err := avroconfluent.ParseOptions(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: want %q, got %v", tc.opts, tc.want, err)
+		}
+	}
+	// The older spellings, which Flink still accepts, alone or with the
+	// same value under the new name.
+	for _, opts := range []map[string]string{
+		{"schema-registry.url": "http://reg:8081", "schema-registry.subject": "orders-value"},
+		{"url": "http://reg:8081", "schema-registry.url": "http://reg:8081", "subject": "orders-value"},
+	} {
+		o, err := avroconfluent.ParseOptions(opts)
+		if err != nil || o.URL != "http://reg:8081" || o.Subject != "orders-value" {
+			t.Errorf("%v: %+v, %v", opts, o, err)
 		}
 	}
 	o, err := avroconfluent.ParseOptions(map[string]string{"url": "ftp://h"})

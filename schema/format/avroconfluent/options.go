@@ -40,11 +40,13 @@ const (
 // Options are the avro-confluent format options (Flink keys without the
 // `avro-confluent.` prefix).
 type Options struct {
-	// URL is the registry's base URL (`url`). Required.
+	// URL is the registry's base URL (`url`, or its older spelling
+	// `schema-registry.url`, which Flink still accepts). Required.
 	URL string
 	// Subject is the subject to register and look schemas up under
-	// (`subject`). Default: TopicNameStrategy, `<topic>-value` (or `-key`)
-	// with the topic of the record (kafka_topic metadata).
+	// (`subject`, or its older spelling `schema-registry.subject`).
+	// Default: TopicNameStrategy, `<topic>-value` (or `-key`) with the
+	// topic of the record (kafka_topic metadata).
 	Subject string
 	// CredentialsSource picks the basic-auth credentials
 	// (`basic-auth.credentials-source`). Default USER_INFO when UserInfo is
@@ -67,8 +69,8 @@ func ParseOptions(opts map[string]string) (Options, error) {
 		return Options{}, err
 	}
 	o := Options{
-		URL:               opts["url"],
-		Subject:           opts["subject"],
+		URL:               spelled(opts, "url", "schema-registry.url"),
+		Subject:           spelled(opts, "subject", "schema-registry.subject"),
 		UserInfo:          opts["basic-auth.user-info"],
 		CredentialsSource: CredentialsSource(opts["basic-auth.credentials-source"]),
 		AutoRegister:      true,
@@ -81,6 +83,16 @@ func ParseOptions(opts map[string]string) (Options, error) {
 		o.AutoRegister = b
 	}
 	return o, o.validate()
+}
+
+// spelled returns the option under its name, else under its older
+// spelling (schema.ValidateFormatOptions refuses the two with different
+// values).
+func spelled(opts map[string]string, name, older string) string {
+	if v, ok := opts[name]; ok {
+		return v
+	}
+	return opts[older]
 }
 
 // validate checks the options across fields, collecting every problem.

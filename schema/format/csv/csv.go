@@ -2,7 +2,9 @@
 // the order of the table's physical columns.
 //
 // Text forms follow Flink's CsvRowDataSerializationSchema: BOOLEAN
-// true/false, DECIMAL plain, DATE `2006-01-02`, TIME `15:04:05.999`,
+// true/false, DECIMAL plain with its scale (or, with
+// `write-bigdecimal-in-scientific-notation` = true, without trailing zeros in
+// Java's BigDecimal.toString form), DATE `2006-01-02`, TIME `15:04:05.999`,
 // TIMESTAMP `2006-01-02 15:04:05.999`, TIMESTAMP_LTZ with a trailing `Z`,
 // BYTES as base64, ARRAY elements joined by `array-element-delimiter`.
 // MAP and ROW columns are not supported, as in Flink's csv format.
@@ -58,6 +60,15 @@ type Options struct {
 	// `csv.null-literal`.
 	NullLiteral    string
 	HasNullLiteral bool
+	// DecimalScientific writes DECIMAL values without trailing zeros, in
+	// scientific notation where Java's BigDecimal.toString uses it (100.00
+	// as 1E+2, 12.50 as 12.5, zero as 0); otherwise they are written plain
+	// with the column's scale (100.00). Flink:
+	// `csv.write-bigdecimal-in-scientific-notation`. Flink documents the
+	// option's default as true, but its csv format factory reads it only
+	// when it is set (getOptional), so unset writes plain, as 'false' does:
+	// true only when the option says 'true', as Flink 2.2 writes.
+	DecimalScientific bool
 }
 
 // ParseOptions reads Flink option values (keys without the `csv.` prefix).
@@ -66,6 +77,7 @@ func ParseOptions(opts map[string]string) (Options, error) {
 		return Options{}, err
 	}
 	o := Options{FieldDelimiter: ',', QuoteCharacter: '"', ArrayElementDelimiter: ";"}
+	o.DecimalScientific = strings.EqualFold(opts["write-bigdecimal-in-scientific-notation"], "true")
 	if v, ok := opts["field-delimiter"]; ok {
 		o.FieldDelimiter, _ = schema.ParseCharOption(v)
 	}
@@ -484,7 +496,7 @@ func (f *Format) appendText(buf []byte, t *schema.Type, v any, path string) (_ [
 		return buf, true, nil
 	}
 	if t.Kind != schema.KindArray {
-		b, err := appendScalar(buf, t, v, path)
+		b, err := f.appendScalar(buf, t, v, path)
 		if err != nil {
 			return nil, false, fmt.Errorf("format csv: field %w", err)
 		}
@@ -512,7 +524,7 @@ func (f *Format) appendText(buf []byte, t *schema.Type, v any, path string) (_ [
 		}
 		start := len(buf)
 		var err error
-		if buf, err = appendScalar(buf, t.Elem, e, path); err != nil {
+		if buf, err = f.appendScalar(buf, t.Elem, e, path); err != nil {
 			return nil, false, arrayError(t, list, path, err)
 		}
 		s := buf[start:]
@@ -539,7 +551,7 @@ func arrayError(t *schema.Type, list []any, path string, err error) error {
 // appendScalar appends the text of a scalar value of type t: the row's own
 // Go types directly, anything else through schema.Coerce (path names the
 // value in its errors).
-func appendScalar(buf []byte, t *schema.Type, v any, path string) ([]byte, error) {
+func (f *Format) appendScalar(buf []byte, t *schema.Type, v any, path string) ([]byte, error) {
 	switch t.Kind {
 	case schema.KindChar, schema.KindVarchar:
 		if s, ok := v.(string); ok {
@@ -579,7 +591,7 @@ func appendScalar(buf []byte, t *schema.Type, v any, path string) ([]byte, error
 	case schema.KindFloat, schema.KindDouble:
 		return schema.AppendFloat(buf, c.(float64), t.Kind), nil
 	case schema.KindDecimal:
-		return append(buf, c.(json.Number)...), nil
+		return appendBigDecimal(buf, string(c.(json.Number)), f.opts.DecimalScientific), nil
 	case schema.KindDate:
 		return schema.AppendDate(buf, c.(time.Time)), nil
 	case schema.KindTime:

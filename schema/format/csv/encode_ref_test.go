@@ -42,7 +42,7 @@ func TestEncodeMatchesReference(t *testing.T) {
 		{"null-literal": "NULL"},
 		{"null-literal": "", "allow-comments": "true", "escape-character": `\\`},
 		{"disable-quote-character": "true", "escape-character": "^", "null-literal": `\N`},
-		{"disable-quote-character": "true"},
+		{"disable-quote-character": "true", "write-bigdecimal-in-scientific-notation": "true"},
 		{"field-delimiter": "|", "quote-character": "'", "array-element-delimiter": ","},
 		{"field-delimiter": "§", "quote-character": "«", "null-literal": "∅", "array-element-delimiter": "¦"},
 	} {
@@ -116,7 +116,7 @@ func (f *Format) refFieldText(t *schema.Type, v any, path string) (string, bool,
 		return "", true, nil
 	}
 	if t.Kind != schema.KindArray {
-		return refScalarText(t, v), false, nil
+		return f.refScalarText(t, v), false, nil
 	}
 	list := v.([]any)
 	parts := make([]string, len(list))
@@ -128,7 +128,7 @@ func (f *Format) refFieldText(t *schema.Type, v any, path string) (string, bool,
 			parts[i] = f.opts.NullLiteral
 			continue
 		}
-		s := refScalarText(t.Elem, e)
+		s := f.refScalarText(t.Elem, e)
 		if strings.Contains(s, f.opts.ArrayElementDelimiter) || s == "" && len(list) == 1 {
 			return "", false, fmt.Errorf("format csv: field %s[%d]: value %q cannot be written in an array (it holds the element delimiter or is empty)", path, i, clip(s))
 		}
@@ -140,7 +140,7 @@ func (f *Format) refFieldText(t *schema.Type, v any, path string) (string, bool,
 	return strings.Join(parts, f.opts.ArrayElementDelimiter), false, nil
 }
 
-func refScalarText(t *schema.Type, v any) string {
+func (f *Format) refScalarText(t *schema.Type, v any) string {
 	switch t.Kind {
 	case schema.KindChar, schema.KindVarchar:
 		return v.(string)
@@ -153,7 +153,7 @@ func refScalarText(t *schema.Type, v any) string {
 	case schema.KindDouble:
 		return schema.FormatFloat(v.(float64), 64)
 	case schema.KindDecimal:
-		return string(v.(json.Number))
+		return string(appendBigDecimal(nil, string(v.(json.Number)), f.opts.DecimalScientific))
 	case schema.KindDate:
 		return schema.FormatDate(v.(time.Time))
 	case schema.KindTime:

@@ -60,6 +60,11 @@ type Options struct {
 	// scientific notation like Java's BigDecimal.toString. Default false.
 	// Flink: `json.encode.decimal-as-plain-number`.
 	DecimalAsPlainNumber bool
+	// IgnoreNullFields leaves a NULL field of a ROW (the row itself and
+	// the ROWs nested in it) out of the object instead of writing null;
+	// NULL elements of arrays and values of maps are still written.
+	// Default false. Flink: `json.encode.ignore-null-fields`.
+	IgnoreNullFields bool
 }
 
 // ParseOptions reads Flink option values (keys without the `json.` prefix).
@@ -71,6 +76,7 @@ func ParseOptions(opts map[string]string) (Options, error) {
 	o.FailOnMissingField = strings.EqualFold(opts["fail-on-missing-field"], "true")
 	o.IgnoreParseErrors = strings.EqualFold(opts["ignore-parse-errors"], "true")
 	o.DecimalAsPlainNumber = strings.EqualFold(opts["encode.decimal-as-plain-number"], "true")
+	o.IgnoreNullFields = strings.EqualFold(opts["encode.ignore-null-fields"], "true")
 	o.TimestampStyle, _ = schema.ParseTimestampStyle(opts["timestamp-format.standard"])
 	if m, ok := opts["map-null-key.mode"]; ok {
 		o.MapNullKeyMode = MapNullKeyMode(m)
@@ -360,10 +366,15 @@ func numberText(v any) (string, bool) {
 func (f *Format) Encode(row map[string]any) ([]byte, error) {
 	buf := make([]byte, 0, 256)
 	buf = append(buf, '{')
+	first := true
 	for i, fld := range f.row.Fields {
-		if i > 0 {
+		if f.skipNull(fld, row[fld.Name]) {
+			continue
+		}
+		if !first {
 			buf = append(buf, ',')
 		}
+		first = false
 		buf = append(buf, f.keys[i]...)
 		var err error
 		if buf, err = f.appendValue(buf, fld.Type, row[fld.Name], fld.Name); err != nil {
@@ -442,10 +453,15 @@ func (f *Format) appendValue(buf []byte, t *schema.Type, v any, path string) ([]
 	case schema.KindRow:
 		if m, ok := v.(map[string]any); ok {
 			buf = append(buf, '{')
-			for i, fld := range t.Fields {
-				if i > 0 {
+			first := true
+			for _, fld := range t.Fields {
+				if f.skipNull(fld, m[fld.Name]) {
+					continue
+				}
+				if !first {
 					buf = append(buf, ',')
 				}
+				first = false
 				buf = appendString(buf, fld.Name)
 				buf = append(buf, ':')
 				var err error
@@ -497,6 +513,13 @@ func (f *Format) appendValue(buf []byte, t *schema.Type, v any, path string) ([]
 		return f.appendValue(buf, t, c, path)
 	}
 	return append(buf, "null"...), nil
+}
+
+// skipNull reports whether the ROW field fld with value v is left out:
+// NULL under IgnoreNullFields. A NULL in a NOT NULL field is not skipped:
+// appendValue refuses it.
+func (f *Format) skipNull(fld schema.Field, v any) bool {
+	return v == nil && f.opts.IgnoreNullFields && !fld.Type.NotNull
 }
 
 // appendFloat writes a FLOAT or DOUBLE: NaN and the infinities as the

@@ -172,7 +172,8 @@ func TestParseOptionsErrors(t *testing.T) {
 	}{
 		{map[string]string{"fail-on-missing-field": "true", "ignore-parse-errors": "true"}, "cannot both be true"},
 		{map[string]string{"timestamp-format.standard": "RFC"}, "'timestamp-format.standard' = 'RFC'"},
-		{map[string]string{"encode.ignore-null-fields": "true"}, "option 'encode.ignore-null-fields' is not supported"},
+		{map[string]string{"decode.json-parser.enabled": "true"}, "option 'decode.json-parser.enabled' is not supported"},
+		{map[string]string{"encode.ignore-null-fields": "yes"}, "'encode.ignore-null-fields' = 'yes': want true or false"},
 	} {
 		if _, err := json.ParseOptions(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: want %q, got %v", tc.opts, tc.want, err)
@@ -242,6 +243,44 @@ func TestEncodeErrorPaths(t *testing.T) {
 		row[tc.col] = tc.v
 		if _, err := f.Encode(row); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s = %#v: got %v, want %q", tc.col, tc.v, err, tc.want)
+		}
+	}
+}
+
+// json.encode.ignore-null-fields leaves NULL fields out of the object and
+// of the ROWs nested in it, as Flink's RowDataToJsonConverters; NULL
+// elements of arrays and NULL values of maps stay, and so does every field
+// without the option. A NULL in a NOT NULL column is still refused.
+func TestEncodeIgnoreNullFields(t *testing.T) {
+	t.Parallel()
+	row := rowType(t, `CREATE TABLE t (a STRING, b BIGINT, arr ARRAY<INT>, m MAP<STRING, INT>, r ROW<x STRING, y INT>, n INT NOT NULL) WITH ('format' = 'json')`)
+	in := map[string]any{"a": nil, "b": int64(1), "arr": []any{nil, int64(2)}, "m": map[string]any{"k": nil}, "r": map[string]any{"x": nil, "y": int64(3)}, "n": int64(4)}
+	for _, tc := range []struct {
+		opts map[string]string
+		row  map[string]any
+		want string
+	}{
+		{map[string]string{}, in, `{"a":null,"b":1,"arr":[null,2],"m":{"k":null},"r":{"x":null,"y":3},"n":4}`},
+		{map[string]string{"encode.ignore-null-fields": "false"}, in, `{"a":null,"b":1,"arr":[null,2],"m":{"k":null},"r":{"x":null,"y":3},"n":4}`},
+		{map[string]string{"encode.ignore-null-fields": "true"}, in, `{"b":1,"arr":[null,2],"m":{"k":null},"r":{"y":3},"n":4}`},
+		// Every field NULL but the NOT NULL one; a row missing its keys.
+		{map[string]string{"encode.ignore-null-fields": "true"}, map[string]any{"n": int64(0), "r": map[string]any{}}, `{"r":{},"n":0}`},
+		{map[string]string{"encode.ignore-null-fields": "true"}, map[string]any{"b": int64(1), "n": nil}, "error: format json: field n: NULL in a NOT NULL column"},
+	} {
+		o, err := json.ParseOptions(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := json.New(row, o)
+		got, err := f.Encode(tc.row)
+		if err != nil {
+			got = []byte("error: " + err.Error())
+		}
+		if string(got) != tc.want {
+			t.Errorf("%v:\n got %s\nwant %s", tc.opts, got, tc.want)
+		}
+		if err == nil && !stdjson.Valid(got) {
+			t.Errorf("%v: %s is not JSON", tc.opts, got)
 		}
 	}
 }
