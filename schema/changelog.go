@@ -63,6 +63,32 @@ func init() {
 		opts[k] = c
 	}
 	formatOptions[FormatDebeziumAvroConfluent] = opts
+	changelogOptionDocs()
+}
+
+// changelogOptionDocs documents the changelog formats' options in
+// optionDocs (docs/flink-options.md): the ones they share with json and
+// avro-confluent as those say, and their own.
+func changelogOptionDocs() {
+	for _, f := range []string{FormatDebeziumJSON, FormatCanalJSON, FormatMaxwellJSON, FormatOggJSON} {
+		for k := range formatOptions[f] {
+			if d, ok := optionDocs[FormatJSON+"."+k]; ok {
+				optionDocs[f+"."+k] = d + " (in the rows of the envelope, as `json." + k + "`)"
+			}
+		}
+		optionDocs[f+".ignore-parse-errors"] = "a record that does not parse, or whose operation is unknown, gives no row (counted as skipped); a field that does not parse reads as NULL"
+		if _, ok := formatOptions[f]["encode.ignore-null-fields"]; ok {
+			optionDocs[f+".encode.ignore-null-fields"] = "NULL fields are left out of the written envelope and its rows (a null `before` too), as Flink's serializer"
+		}
+	}
+	optionDocs[FormatDebeziumJSON+".schema-include"] = "records are Kafka Connect's `{\"schema\", \"payload\"}` (`value.converter.schemas.enable`); read only: a sink refuses it, as Flink (docs/changelog.md)"
+	optionDocs[FormatCanalJSON+".database.include"] = "regular expression (RE2) the whole `database` must match; other records give no row"
+	optionDocs[FormatCanalJSON+".table.include"] = "regular expression (RE2) the whole `table` must match; other records give no row"
+	for k := range formatOptions[FormatDebeziumAvroConfluent] {
+		if d, ok := optionDocs[FormatAvroConfluent+"."+k]; ok {
+			optionDocs[FormatDebeziumAvroConfluent+"."+k] = d + " (for Debezium's Avro envelope)"
+		}
+	}
 }
 
 // changelogMetadata are the readable metadata keys of each changelog

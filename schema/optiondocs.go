@@ -24,7 +24,7 @@ var optionDocs = map[string]string{
 	OptTopicPattern:       "kafka_source field `topic_pattern` (a regular expression; new matching topics are read from earliest); refused on a sink",
 	OptBootstrapServers:   "field `seed_brokers`",
 	OptGroupID:            "kafka_source field `consumer_group`: offsets are committed there and resumed from (connectd's checkpoint)",
-	OptFormat:             "the record value's format (json, csv, raw, avro, avro-confluent, protobuf); the same as `value.format`",
+	OptFormat:             "the record value's format (json, csv, raw, avro, avro-confluent, protobuf, and the changelog formats debezium-json, debezium-avro-confluent, canal-json, maxwell-json, ogg-json: docs/changelog.md); the same as `value.format`",
 	OptKeyFormat:          "the record key's format",
 	OptValueFormat:        "the record value's format",
 	OptKeyFields:          "the columns that form the Kafka key (`;` list); a PRIMARY KEY on plain kafka forms it too (connectd's extension)",
