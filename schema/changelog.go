@@ -78,7 +78,7 @@ func changelogOptionDocs() {
 		}
 		optionDocs[f+".ignore-parse-errors"] = "a record that does not parse, or whose operation is unknown, gives no row (counted as skipped); a field that does not parse reads as NULL"
 		if _, ok := formatOptions[f]["encode.ignore-null-fields"]; ok {
-			optionDocs[f+".encode.ignore-null-fields"] = "NULL fields are left out of the written envelope and its rows (a null `before` too), as Flink's serializer"
+			optionDocs[f+".encode.ignore-null-fields"] = "NULL fields are left out of the written envelope (a null `before` or `after` too) and of its rows, as Flink's serializer"
 		}
 	}
 	optionDocs[FormatDebeziumJSON+".schema-include"] = "records are Kafka Connect's `{\"schema\", \"payload\"}` (`value.converter.schemas.enable`); read only: a sink refuses it, as Flink (docs/changelog.md)"

@@ -243,3 +243,20 @@ func TestOptions(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// encode.ignore-null-fields leaves NULL fields out of the whole envelope,
+// as Flink's serializer (its JSON schema covers the envelope row).
+func TestEncodeIgnoreNullFields(t *testing.T) {
+	row := rowType(t, "ROW<id INT, v STRING>")
+	f, err := debezium.New(row, map[string]string{"encode.ignore-null-fields": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.EncodeChange(map[string]any{"id": int64(1), "v": nil}, changelog.Insert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"after":{"id":1},"op":"c"}`; string(got) != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
