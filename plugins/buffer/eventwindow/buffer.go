@@ -82,6 +82,7 @@ type metrics struct {
 	fired, lateDropped, lateErrored, nacks *service.MetricCounter
 	badRecords, replaysSkipped             *service.MetricCounter
 	replayedWindows                        *service.MetricCounter
+	splitKeys                              *service.MetricCounter
 }
 
 func newMetrics(m *service.Metrics) metrics {
@@ -99,6 +100,10 @@ func newMetrics(m *service.Metrics) metrics {
 		// Sessions rebuilt from replayed records whose results are in
 		// the output already.
 		replayedWindows: m.NewCounter("event_window_replayed_sessions_dropped"),
+		// Window keys whose records arrive from more than one partition
+		// while other processes read some of the partitions: their
+		// windows are partial (partitions.go).
+		splitKeys: m.NewCounter("event_window_keys_from_several_partitions"),
 	}
 }
 
@@ -145,6 +150,11 @@ type Buffer struct {
 		txnSeen    bool // PrepareResults was called: a transactional output
 		epoch      uint64
 		nacks      acker // input batches dropped by resetLocked, to nack
+
+		// Keys found in several partitions (partitions.go), at most
+		// maxSplitKeys; splitWarned once the first was logged.
+		splitKeys   map[string]struct{}
+		splitWarned bool
 	}
 }
 
@@ -156,6 +166,7 @@ func New(cfg Config, res *service.Resources) *Buffer {
 	b.mu.sessions = map[string][]*window{}
 	b.mu.live = map[*batchRef]struct{}{}
 	b.mu.sources = map[txnoffsets.WindowSource]struct{}{}
+	b.mu.splitKeys = map[string]struct{}{}
 	b.mu.changed = make(chan struct{})
 	go b.endWindows()
 	return b
@@ -416,7 +427,7 @@ func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks
 		vals[i] = v
 	}
 	b.mu.seq++
-	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content}
+	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content, from: partOf(msg)}
 	var joined, committed bool
 	switch b.cfg.Kind {
 	case Tumbling, Sliding:
@@ -461,6 +472,7 @@ type rec struct {
 	seq     uint64
 	vals    []any
 	content any
+	from    part // its partition, when other processes read some (partitions.go)
 }
 
 func (b *Buffer) fold(w *window, r rec, ref *batchRef) {
@@ -471,6 +483,7 @@ func (b *Buffer) fold(w *window, r rec, ref *batchRef) {
 		}
 		w.accs[i].add(spec.Op, v, r.ts, r.seq)
 	}
+	b.notePartLocked(w, r.from)
 	if b.cfg.Aggregate != nil {
 		w.rows = append(w.rows, row{seq: r.seq, v: r.content})
 		b.mu.heldRows++
@@ -538,6 +551,7 @@ func (b *Buffer) assignSessionLocked(key string, r rec, ref *batchRef) bool {
 				target = s
 			} else {
 				target.mergeInto(s, b.cfg.Aggregates)
+				b.mergePartsLocked(target, s)
 				heap.Remove(&b.mu.heap, s.idx)
 			}
 			continue

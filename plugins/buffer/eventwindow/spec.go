@@ -163,11 +163,24 @@ awaiting their ack, the input waits (back-pressure). The limits are checked befo
 windows and rows it adds. When open windows alone reach a limit, the watermark is not firing
 them: the input batch is rejected (nacked) with an error naming the limit, and the input retries it.
 
+### Windows across processes
+
+Several processes reading one topic (kafka_source `+"`assignment: group`"+`, or a `+"`shard`"+`) each window only the
+records of their partitions. A key whose records sit in several partitions then gets a partial result from each
+process. Window on the Kafka key (`+"`key: ${! @kafka_key }`"+`), or repartition first: one pipeline writes the records to
+a topic keyed by the window key, a second windows that topic (docs/event-time.md, "Windows across processes"). In such
+a process the buffer checks each window: the first time one holds records of two partitions it logs a warning naming
+the key and the partitions, and `+"`event_window_keys_from_several_partitions`"+` counts such keys (remembering at most
+10,000 of them; one partition per open window). A process sees only its own partitions: one that reads a single
+partition cannot tell. `+"`connectd lint`"+` warns when the key is not `+"`${! @kafka_key }`"+` behind such a source.
+
 ### Metrics
 
 `+"`event_window_open`"+` (gauge), `+"`event_window_fired`"+`, `+"`event_window_late_dropped`"+`,
 `+"`event_window_late_errored`"+`, `+"`event_window_bad_records`"+`, `+"`event_window_result_nacked`"+` (counters),
-`+"`event_window_watermark_ms`"+` (gauge).
+`+"`event_window_watermark_ms`"+` (gauge), `+"`event_window_keys_from_several_partitions`"+` (counter: window keys whose
+records of one window came from more than one partition while other processes read some of the partitions; see
+Windows across processes).
 `).
 		Fields(
 			service.NewStringEnumField(FieldType, "tumbling", "sliding", "session").

@@ -31,6 +31,10 @@ type window struct {
 	merged     bool // rows come from more than one session: sort by seq when firing
 	refs       []*batchRef
 	idx        int // index in the fire heap
+	// from is the partition of its first record, split set once a record
+	// of another partition joined it (partitions.go).
+	from  part
+	split bool
 }
 
 // tumblingStart is Flink's TimeWindow.getWindowStartWithOffset with offset 0:

@@ -125,3 +125,12 @@ func (o *owner) prepareWindows(cut txnoffsets.Cutoff) prepared {
 	commits, err := o.assign.txnCommits(o, pos, meta)
 	return prepared{commits: commits, err: err}
 }
+
+// PartitionsShared reports whether other processes may read some of the
+// partitions of the session's topics: `assignment: group`, or a `shard` of
+// more than one. The event_window buffer then checks that no window key
+// arrives from several partitions, whose windows would be partial in each
+// process. It is configuration, answered without the owner.
+func (sess *session) PartitionsShared() bool {
+	return sess.conf.Assignment == AssignmentGroup || sess.conf.Shard.Count > 1
+}
