@@ -118,6 +118,8 @@ type Buffer struct {
 	run       *halt.Run
 	closing   chan struct{}
 	closeOnce sync.Once
+	// now is the processing-time clock of writes (time.Now; tests set it).
+	now func() time.Time
 
 	mu struct {
 		sync.Mutex
@@ -155,18 +157,23 @@ type Buffer struct {
 		// maxSplitKeys; splitWarned once the first was logged.
 		splitKeys   map[string]struct{}
 		splitWarned bool
+
+		// writers are the watermarks of the writers of a repartition
+		// topic, per partition (writers.go).
+		writers map[part]*partMarks
 	}
 }
 
 // New returns a buffer for a validated config.
 func New(cfg Config, res *service.Resources) *Buffer {
-	b := &Buffer{cfg: cfg, log: res.Logger(), met: newMetrics(res.Metrics()), run: halt.For(res), closing: make(chan struct{})}
+	b := &Buffer{cfg: cfg, log: res.Logger(), met: newMetrics(res.Metrics()), run: halt.For(res), closing: make(chan struct{}), now: time.Now}
 	b.mu.watermark = math.MinInt64
 	b.mu.windows = map[winID]*window{}
 	b.mu.sessions = map[string][]*window{}
 	b.mu.live = map[*batchRef]struct{}{}
 	b.mu.sources = map[txnoffsets.WindowSource]struct{}{}
 	b.mu.splitKeys = map[string]struct{}{}
+	b.mu.writers = map[part]*partMarks{}
 	b.mu.changed = make(chan struct{})
 	go b.endWindows()
 	return b
@@ -283,7 +290,7 @@ func (b *Buffer) WriteBatch(ctx context.Context, batch service.MessageBatch, ack
 		b.mu.Unlock()
 		return err
 	}
-	b.mu.lastWrite = time.Now()
+	b.mu.lastWrite = b.now()
 	ref := &batchRef{pending: 1, ack: func(err error) { _ = ackFn(context.Background(), err) }}
 	b.mu.live[ref] = struct{}{}
 	var acks acker
@@ -591,9 +598,16 @@ func (b *Buffer) advanceFromLocked(msg *service.Message, acks *acker) {
 		b.log.Warnf("event_window: ignoring the watermark of a record: %v", err)
 		return
 	}
-	if ok {
-		b.advanceLocked(wm, acks)
+	if !ok {
+		return
 	}
+	if b.cfg.WatermarkWriterMeta != "" {
+		var hold bool
+		if wm, hold = b.writerWatermarkLocked(msg, wm); hold {
+			return
+		}
+	}
+	b.advanceLocked(wm, acks)
 }
 
 // advanceLocked moves the watermark forward (never back) and fires every

@@ -205,6 +205,7 @@ func (b *Buffer) resetLocked(old txnoffsets.WindowSource) {
 	}
 	b.mu.ready = nil
 	b.mu.watermark = math.MinInt64
+	clear(b.mu.writers)
 	b.met.open.Set(0)
 }
 

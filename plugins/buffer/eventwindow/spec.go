@@ -33,17 +33,22 @@ const (
 	FieldMaxOpenWindows    = "max_open_windows"
 	FieldMaxRows           = "max_rows"
 	FieldFlushAfterIdle    = "flush_after_idle"
+
+	FieldWatermarkWriterMetadata = "watermark_writer_metadata"
+	FieldWatermarkWriterIdle     = "watermark_writer_idle"
+	FieldWatermarkWriters        = "watermark_writers"
 )
 
 // Defaults, declared once: the spec uses them.
 const (
-	DefaultType              = "tumbling"
-	DefaultLate              = "drop"
-	DefaultDuration          = "0s" // allowed_lateness and flush_after_idle: none
-	DefaultEventTimeMetadata = "kafka_event_time_ms"
-	DefaultWatermarkMetadata = "kafka_watermark_ms"
-	DefaultMaxOpenWindows    = 100_000
-	DefaultMaxRows           = 1_000_000
+	DefaultType                = "tumbling"
+	DefaultLate                = "drop"
+	DefaultDuration            = "0s" // allowed_lateness and flush_after_idle: none
+	DefaultEventTimeMetadata   = "kafka_event_time_ms"
+	DefaultWatermarkMetadata   = "kafka_watermark_ms"
+	DefaultMaxOpenWindows      = 100_000
+	DefaultMaxRows             = 1_000_000
+	DefaultWatermarkWriterIdle = "1m"
 )
 
 // Spec returns the config spec of the event_window buffer.
@@ -223,6 +228,26 @@ Windows across processes).
 					"leaves the watermark where it is (windows then fire at the end of input). Default: `kafka_watermark_ms` (set by kafka_source, "+
 					"the minimum over its partitions). Flink: the watermark that the source emits.").
 				Default(DefaultWatermarkMetadata).Advanced(),
+			service.NewStringField(FieldWatermarkWriterMetadata).
+				Description("Behind a repartition topic (docs/event-time.md, \"Windows across processes\"): the metadata key naming the writer "+
+					"(a stage-1 process) whose watermark a record carries in `watermark_metadata`. The watermark is then the minimum over the "+
+					"partitions read and the writers seen in each of the last watermark each wrote there, instead of the largest one seen, so "+
+					"that it does not run ahead of the slowest writer. Default: empty, off. Flink: the watermarks a keyBy shuffle carries "+
+					"to each downstream channel, combined as their minimum.").
+				Example("repartition_writer").
+				Default("").Advanced(),
+			service.NewStringField(FieldWatermarkWriterIdle).
+				Description("With `watermark_writer_metadata`: a writer from which no record came in a partition for this long (processing "+
+					"time, a Go duration) no longer holds the watermark back there. Longer than a stage-1 process takes to restart "+
+					"and its consumer group to rebalance: records a writer writes after its mark was dropped may be late. "+
+					"Default: `1m`. Flink: `WatermarkStrategy.withIdleness` on the shuffled stream.").
+				Default(DefaultWatermarkWriterIdle).Advanced(),
+			service.NewIntField(FieldWatermarkWriters).
+				Description("With `watermark_writer_metadata`: how many writers (stage-1 processes) write the repartition topic. A partition "+
+					"holds the watermark until that many writers were seen in it, or until `watermark_writer_idle` after its first record: "+
+					"after a start the first records of a partition come from one writer, and another may be behind it. "+
+					"Default: 1 (no hold). Flink: the number of upstream channels of a shuffle, known to Flink, not to a Kafka reader.").
+				Default(1).Advanced(),
 			service.NewStringMapField(FieldAggregates).
 				Description("Built-in aggregates, each `result field: function`: `count` (records; SQL COUNT(*)), `count(path)` (non-null values), "+
 					"`sum(path)`, `min(path)`, `max(path)` (numbers; nulls skipped; null over no value), `first(path)`, `last(path)` "+
@@ -340,6 +365,15 @@ func rawFromParsed(conf *service.ParsedConfig) (rawConfig, error) {
 		return r, err
 	}
 	if r.FlushAfterIdle, err = conf.FieldString(FieldFlushAfterIdle); err != nil {
+		return r, err
+	}
+	if r.WriterMeta, err = conf.FieldString(FieldWatermarkWriterMetadata); err != nil {
+		return r, err
+	}
+	if r.WriterIdle, err = conf.FieldString(FieldWatermarkWriterIdle); err != nil {
+		return r, err
+	}
+	if r.Writers, err = conf.FieldInt(FieldWatermarkWriters); err != nil {
 		return r, err
 	}
 	return r, nil
