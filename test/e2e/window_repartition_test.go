@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,15 +183,16 @@ func waitWindows(t *testing.T, tally *outputTally, expected windowTable, timeout
 	t.Helper()
 	eventually.NoError(t, timeout, fmt.Sprintf("results of all %d windows", len(expected)), func() error {
 		tally.mu.Lock()
-		missing := 0
+		var missing []string
 		for id := range expected {
 			if tally.mu.seen[id.String()] == 0 {
-				missing++
+				missing = append(missing, id.String())
 			}
 		}
 		tally.mu.Unlock()
-		if missing > 0 {
-			return stateWithLogs(fmt.Sprintf("%d of %d windows missing", missing, len(expected)), logsOf(ps...)...)
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return stateWithLogs(fmt.Sprintf("%d of %d windows missing: %v", len(missing), len(expected), missing[:min(len(missing), 10)]), logsOf(ps...)...)
 		}
 		return nil
 	})
@@ -564,4 +566,86 @@ func TestWindowWithoutRepartitionIsPartial(t *testing.T) {
 	if differing(sums, expected) != 0 {
 		t.Errorf("the partial results do not add up to the input's counts in %d windows", differing(sums, expected))
 	}
+}
+
+// stage2OwnWatermark rewrites config/window_by_country.yaml to window on the
+// stage-2 source's own watermark instead of the writers' carried ones.
+func stage2OwnWatermark(t *testing.T) string {
+	t.Helper()
+	stage2, err := os.ReadFile(filepath.Join(repoRoot(t), "config/window_by_country.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := strings.NewReplacer(
+		"    watermark_metadata: repartition_watermark_ms\n", "",
+		"    watermark_writer_metadata: repartition_writer\n", "",
+	).Replace(string(stage2))
+	if strings.Contains(own, "repartition_writer\n") || own == string(stage2) {
+		t.Fatal("config/window_by_country.yaml changed: the test cannot rewrite it")
+	}
+	return writeFile(t, "window_by_country_own.yaml", own)
+}
+
+// TestRepartitionWatermarkLateRecords measures the records that stage 2
+// drops as late, with the watermark carried from stage 1 (the writers'
+// minimum) and with stage 2's own watermark, at stage 1's
+// max_out_of_orderness and raised by a bound, in a steady run and in one
+// where a stage-1 process is SIGKILLed and restarted mid-stream. It logs
+// the figures (docs/event-time.md quotes them) and fails if the carried
+// watermark loses a record.
+func TestRepartitionWatermarkLateRecords(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Broker(t)
+	own := stage2OwnWatermark(t)
+	type variant struct {
+		name, conf, ooo string
+	}
+	variants := []variant{
+		{"carried (writers' minimum), max_out_of_orderness 100ms", "config/window_by_country.yaml", rpOOO},
+		{"stage 2's own, max_out_of_orderness 100ms", own, rpOOO},
+		{"stage 2's own, max_out_of_orderness 100ms + 2s", own, "2100ms"},
+	}
+	var lines []string
+	for _, kill := range []bool{false, true} {
+		for i, v := range variants {
+			name := fmt.Sprintf("late%d%v", i, kill)
+			p := newRPPipeline(t, brokers, name, v.conf)
+			p.s2Envs = append(p.s2Envs, "CONNECTD_MAX_OUT_OF_ORDERNESS="+v.ooo)
+			recs, expected := rpInput(p.in)
+			for _, inst := range []string{"a", "b"} {
+				p.start(1, inst)
+				p.start(2, inst)
+			}
+			p.waitGroups()
+			produced := produceLive(t, brokers, recs)
+			if kill {
+				waitProgress(t, p.tally, expected, len(expected)/3, p.all()...)
+				p.stage1["a"].kill()
+				p.start(1, "a")
+			}
+			if err := <-produced; err != nil {
+				t.Fatal(err)
+			}
+			waitWindows(t, p.tally, expected, 2*time.Minute, p.all()...)
+			var lastEnd int64
+			for _, w := range expected {
+				lastEnd = max(lastEnd, w.End)
+			}
+			p.waitWatermarks(lastEnd)
+			p.stopAll()
+			c := checkWindows(t, rpResultsOf(t, readAllCommitted(t, brokers, p.out)), expected)
+			counted := 0
+			for _, w := range c.table {
+				counted += w.N
+			}
+			line := fmt.Sprintf("stage-2 watermark %s, stage-1 SIGKILL %v: late records %d of %d (%.2f%%), windows with a wrong count %d of %d",
+				v.name, kill, rpRecords-counted, rpRecords, 100*float64(rpRecords-counted)/rpRecords, c.wrong, len(expected))
+			t.Log(line)
+			lines = append(lines, line)
+			if i == 0 && (counted != rpRecords || !c.ok()) {
+				t.Errorf("with the carried watermark: %s", line)
+			}
+		}
+	}
+	t.Logf("summary:\n%s", strings.Join(lines, "\n"))
 }
