@@ -178,6 +178,8 @@ a process the buffer checks each window: the first time one holds records of two
 the key and the partitions, and `+"`event_window_keys_from_several_partitions`"+` counts such keys (remembering at most
 10,000 of them; one partition per open window). A process sees only its own partitions: one that reads a single
 partition cannot tell. `+"`connectd lint`"+` warns when the key is not `+"`${! @kafka_key }`"+` behind such a source.
+Behind a repartition topic, `+"`watermark_writer_metadata`"+` takes the watermark from the stage-1 writers' watermarks that the
+records carry (the minimum over the writers), so that it does not run ahead of the slowest writer.
 
 ### Metrics
 
