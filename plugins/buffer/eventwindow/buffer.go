@@ -145,8 +145,6 @@ type Buffer struct {
 		// or waiting, in window order, not settled yet.
 		sources    map[txnoffsets.WindowSource]struct{}
 		lastSource txnoffsets.WindowSource
-		cutoff     txnoffsets.Cutoff
-		hasCutoff  bool
 		results    []*pendingResult
 		resultSeq  uint64
 		txnSeen    bool // PrepareResults was called: a transactional output
@@ -395,7 +393,7 @@ func (b *Buffer) eventTime(msg *service.Message) (int64, error) {
 func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks *acker) {
 	defer b.advanceFromLocked(msg, acks)
 
-	restored, _ := b.originLocked(msg)
+	restored, restoredOK := b.originLocked(msg)
 	ts, err := b.eventTime(msg)
 	if err != nil {
 		b.met.badRecords.Incr(1)
@@ -434,7 +432,7 @@ func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks
 		vals[i] = v
 	}
 	b.mu.seq++
-	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content, from: partOf(msg)}
+	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content, from: partOf(msg), cut: restoredCut{restored.Cutoff, restoredOK}}
 	var joined, committed bool
 	switch b.cfg.Kind {
 	case Tumbling, Sliding:
@@ -479,7 +477,8 @@ type rec struct {
 	seq     uint64
 	vals    []any
 	content any
-	from    part // its partition, when other processes read some (partitions.go)
+	from    part        // its partition, when other processes read some (partitions.go)
+	cut     restoredCut // its partition's restored cutoff (exactlyonce.go)
 }
 
 func (b *Buffer) fold(w *window, r rec, ref *batchRef) {
@@ -491,6 +490,9 @@ func (b *Buffer) fold(w *window, r rec, ref *batchRef) {
 		w.accs[i].add(spec.Op, v, r.ts, r.seq)
 	}
 	b.notePartLocked(w, r.from)
+	if r.cut.after(w.cut) {
+		w.cut = r.cut
+	}
 	if b.cfg.Aggregate != nil {
 		w.rows = append(w.rows, row{seq: r.seq, v: r.content})
 		b.mu.heldRows++
@@ -524,7 +526,7 @@ func (b *Buffer) assignFixedLocked(key string, r rec, ref *batchRef) (joined, co
 	for start := windowStart(r.ts, slide); start > r.ts-size; start -= slide {
 		end := start + size
 		at := fireAt(end, b.cfg.AllowedLateness)
-		if b.committedLocked(at, key, start) {
+		if r.cut.committed(at, key, start) {
 			committed = true
 			continue // in the output before a restart
 		}
@@ -559,6 +561,9 @@ func (b *Buffer) assignSessionLocked(key string, r rec, ref *batchRef) bool {
 			} else {
 				target.mergeInto(s, b.cfg.Aggregates)
 				b.mergePartsLocked(target, s)
+				if s.cut.after(target.cut) {
+					target.cut = s.cut
+				}
 				heap.Remove(&b.mu.heap, s.idx)
 			}
 			continue
@@ -645,7 +650,7 @@ func (b *Buffer) fireLocked(w *window, acks *acker) {
 	default:
 		delete(b.mu.windows, winID{w.key, w.start})
 	}
-	if b.cfg.Kind == Session && b.sessionCommittedLocked(w) {
+	if b.cfg.Kind == Session && sessionCommitted(w) {
 		// Rebuilt from replayed records after a restart: the session's
 		// result is in the output already.
 		b.met.replayedWindows.Incr(1)

@@ -35,6 +35,10 @@ type window struct {
 	// of another partition joined it (partitions.go).
 	from  part
 	split bool
+	// cut is the latest restored cutoff of its records' partitions
+	// (exactlyonce.go): a session rebuilt from replayed records that
+	// fires at or before it is in the output already.
+	cut restoredCut
 }
 
 // tumblingStart is Flink's TimeWindow.getWindowStartWithOffset with offset 0:
