@@ -234,7 +234,8 @@ Windows across processes).
 				Description("Behind a repartition topic (docs/event-time.md, \"Windows across processes\"): the metadata key naming the writer "+
 					"(a stage-1 process) whose watermark a record carries in `watermark_metadata`. The watermark is then the minimum over the "+
 					"partitions read and the writers seen in each of the last watermark each wrote there, instead of the largest one seen, so "+
-					"that it does not run ahead of the slowest writer. Default: empty, off. Flink: the watermarks a keyBy shuffle carries "+
+					"that it does not run ahead of the slowest writer, and never ahead of the source's own `kafka_watermark_ms` (which holds until "+
+					"every partition the source reads delivered a record: after a restart, one partition's records must not move it past another's). Default: empty, off. Flink: the watermarks a keyBy shuffle carries "+
 					"to each downstream channel, combined as their minimum.").
 				Example("repartition_writer").
 				Default("").Advanced(),

@@ -47,7 +47,7 @@ type writerMark struct {
 // writerWatermarkLocked records the watermark wm that msg carries for its
 // writer and partition, and returns the combined watermark: the minimum
 // over the partitions seen, and over the writers of each not idle for
-// watermark_writer_idle, of their marks. hold is true while a partition has
+// watermark_writer_idle, of their marks, and the source's own watermark. hold is true while a partition has
 // seen fewer than watermark_writers writers and its first record is less
 // than watermark_writer_idle old: a writer not seen yet may be behind, so
 // the watermark must not move (after a start, the first records of a
@@ -83,6 +83,16 @@ func (b *Buffer) writerWatermarkLocked(msg *service.Message, wm int64) (low int6
 		}
 		if len(pm.writers) == 0 {
 			delete(b.mu.writers, q)
+		}
+	}
+	// A partition this buffer has not seen a record of yet does not count
+	// above; the source's own watermark (kafka_watermark_ms) does: it
+	// holds until every partition the source reads delivered a record (or
+	// went idle). After a restart, one partition's records would otherwise
+	// move the watermark past those of another still to come.
+	if b.cfg.WatermarkMeta != DefaultWatermarkMetadata {
+		if own, ok, err := metaInt(msg, DefaultWatermarkMetadata); err == nil && ok {
+			low = min(low, own)
 		}
 	}
 	return low, hold

@@ -142,3 +142,24 @@ func drainReady(b *Buffer) service.MessageBatch {
 		out = append(out, batch...)
 	}
 }
+
+// The writers' watermark never runs ahead of the source's own, which holds
+// until every partition the source reads delivered a record: after a
+// restart, the first partition's records must not move the watermark past
+// those of another still to come.
+func TestWriterWatermarksCappedBySource(t *testing.T) {
+	b := newTestBuffer(t, writersConf)
+	defer b.Close(context.Background())
+	m := func(writer string, ts, wm, own int64) *service.Message {
+		msg := fromWriter(writer, 0, ts, wm)
+		msg.MetaSetMut("kafka_watermark_ms", own)
+		return msg
+	}
+	batch := service.MessageBatch{m("a", 10_500, 10_000, math.MinInt64), m("b", 10_600, 10_100, 3_000)}
+	if err := b.WriteBatch(context.Background(), batch, func(context.Context, error) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if wm := watermarkOf(b); wm != 3_000 {
+		t.Fatalf("watermark %d, want 3000: the source's own", wm)
+	}
+}
