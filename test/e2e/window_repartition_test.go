@@ -38,6 +38,9 @@ const (
 	rpJitter     = 40 * time.Millisecond
 	rpWindow     = time.Second
 	rpOOO        = "100ms"
+	// rpDowntime is how long TestRepartitionWatermarkLateRecords keeps a
+	// SIGKILLed stage-1 process down.
+	rpDowntime = 3 * time.Second
 	// rpSentinelRounds rounds of sentinel records follow the data in each
 	// input partition, rpSentinelGap and more after the last data record,
 	// one per repartition partition in each round (rpSentinelPrefix
@@ -641,7 +644,8 @@ func stage2OwnWatermark(t *testing.T) string {
 // drops as late, with the watermark carried from stage 1 (the writers'
 // minimum) and with stage 2's own watermark, at stage 1's
 // max_out_of_orderness and raised by a bound, in a steady run and in one
-// where a stage-1 process is SIGKILLed and restarted mid-stream. It logs
+// where a stage-1 process is SIGKILLed mid-stream and restarted after
+// rpDowntime. It logs
 // the figures (docs/event-time.md quotes them) and fails if the carried
 // watermark loses a record.
 func TestRepartitionWatermarkLateRecords(t *testing.T) {
@@ -654,7 +658,7 @@ func TestRepartitionWatermarkLateRecords(t *testing.T) {
 	variants := []variant{
 		{"carried (writers' minimum), max_out_of_orderness 100ms", "config/window_by_country.yaml", rpOOO},
 		{"stage 2's own, max_out_of_orderness 100ms", own, rpOOO},
-		{"stage 2's own, max_out_of_orderness 100ms + 2s", own, "2100ms"},
+		{"stage 2's own, max_out_of_orderness 100ms + 4s", own, "4100ms"},
 	}
 	var lines []string
 	for _, kill := range []bool{false, true} {
@@ -672,6 +676,9 @@ func TestRepartitionWatermarkLateRecords(t *testing.T) {
 			if kill {
 				waitProgress(t, p.tally, expected, len(expected)/3, p.all()...)
 				p.stage1["a"].kill()
+				// The writer is down for rpDowntime (a crash and a
+				// restart), not a wait for a condition.
+				time.Sleep(rpDowntime)
 				p.start(1, "a")
 			}
 			if err := <-produced; err != nil {
