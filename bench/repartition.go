@@ -91,7 +91,7 @@ func recreateTopic(ctx context.Context, adm *kadm.Client, topic string, partitio
 
 // singleWindowYAML is the one-process pipeline: the raw input windowed per
 // country, exactly-once results.
-func singleWindowYAML(brokers, in, out, id string) string {
+func singleWindowYAML(brokers, in, out, id string, partitions int) string {
 	return fmt.Sprintf(`
 input:
   kafka_source:
@@ -100,6 +100,8 @@ input:
     consumer_group: %[4]q
     start_from: earliest
     checkpoint_limit: 200000
+    max_unacknowledged_bytes: 268435456
+    readers: %[5]d
     watermark:
       max_out_of_orderness: 100ms
 buffer:
@@ -118,7 +120,7 @@ output:
     key: ${! @window_key }
     delivery_guarantee: exactly_once
     transactional_id_prefix: %[4]q
-`, brokers, in, out, id)
+`, brokers, in, out, id, partitions)
 }
 
 var windowReceivedRe = regexp.MustCompile(`(?m)^input_received\{[^}]*\} ([0-9.e+]+)$`)
@@ -147,7 +149,7 @@ func repartitionScenario(ctx context.Context, e env) error {
 		if err := createTopic(ctx, e.brokers, out, 2); err != nil {
 			return err
 		}
-		r, _, err := runConnectd(ctx, e.bin, singleWindowYAML(e.brokers, in, out, id+"-single"), nil, windowReceivedRe, *repartitionRecords)
+		r, _, err := runConnectd(ctx, e.bin, singleWindowYAML(e.brokers, in, out, id+"-single", e.partitions), nil, windowReceivedRe, *repartitionRecords)
 		if err != nil {
 			return fmt.Errorf("round %d single process: %w", round+1, err)
 		}
