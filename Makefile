@@ -21,11 +21,13 @@ run: build
 	$(BIN) run --dev-broker $(DEV_BROKER) --dev-broker-topics quickstart config/quickstart.yaml
 
 # Confluent's Python client (a serializer we did not write) for the
-# avro-confluent interop test, in a venv of the checkout.
+# avro-confluent interop test, and Apache Avro's Python library (its schema
+# compatibility checker referees schema/compat), in a venv of the checkout.
 INTEROP_VENV := .venv-interop
-$(INTEROP_VENV)/.installed:
+INTEROP_PACKAGES := "confluent-kafka[avro,schemaregistry]" fastavro requests avro protobuf
+$(INTEROP_VENV)/.installed: Makefile
 	python3 -m venv $(INTEROP_VENV)
-	$(INTEROP_VENV)/bin/pip install -q "confluent-kafka[avro,schemaregistry]" fastavro requests
+	$(INTEROP_VENV)/bin/pip install -q $(INTEROP_PACKAGES)
 	touch $@
 
 ## test: the whole suite, real Apache Kafka broker and schema registry included.

@@ -26,6 +26,7 @@ const (
 	FormatRaw           = "raw"
 	FormatAvro          = "avro"
 	FormatAvroConfluent = "avro-confluent"
+	FormatProtobuf      = "protobuf"
 )
 
 // Option names of the Kafka connectors that connectd maps to its components.
@@ -292,6 +293,22 @@ var formatOptions = map[string]map[string]check{
 		"basic-auth.user-info":          anyString,
 		"auto.register.schemas":         boolean,
 	},
+	FormatProtobuf: {
+		"descriptor-file":           nonEmpty,
+		"message-name":              nonEmpty,
+		"message-class-name":        protobufMessageClass,
+		"ignore-parse-errors":       boolean,
+		"read-default-values":       boolean,
+		"write-null-string-literal": anyString,
+	},
+}
+
+// protobufMessageClass refuses Flink's protobuf.message-class-name: a
+// compiled Java class has no meaning in a Go binary.
+func protobufMessageClass(string) error {
+	return fmt.Errorf("names a compiled Java class, which connectd cannot load: give the schema as " +
+		"'protobuf.descriptor-file' (a .proto file or a descriptor set from protoc --descriptor_set_out) and the message as " +
+		"'protobuf.message-name' (its full name, e.g. shop.v1.Order)")
 }
 
 func nonEmptyRaw(v string) error {

@@ -51,7 +51,7 @@ func TestValidateOptions(t *testing.T) {
 			'scan.startup.mode' = 'earliest', 'scan.topic-partition-discovery.interval' = 'soon', 'sink.partitioner' = 'hash'`,
 			[]string{"'json.ignore-parse-errors' = 'yes': want true or false", "'scan.startup.mode' = 'earliest': want one of earliest-offset",
 				"'scan.topic-partition-discovery.interval' = 'soon'", "'sink.partitioner' = 'hash'"}},
-		{"unknown format", `'connector' = 'kafka', 'topic' = 'a', 'format' = 'protobuf'`, []string{"'format' = 'protobuf': unknown format"}},
+		{"unknown format", `'connector' = 'kafka', 'topic' = 'a', 'format' = 'thrift'`, []string{"'format' = 'thrift': unknown format"}},
 		{"unknown connector", `'connector' = 'jdbc'`, []string{"unknown connector"}},
 		{"no format", `'connector' = 'kafka', 'topic' = 'a'`, []string{"option 'format' (or 'value.format') is required"}},
 		{"topic and pattern", `'connector' = 'kafka', 'topic' = 'a', 'topic-pattern' = 'a.*', 'format' = 'json'`, []string{"alternatives"}},

@@ -10,6 +10,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/editorschema"
+	"github.com/connectd/connectd/internal/schemacheck"
 )
 
 // Name is the binary's and the product's name.
@@ -31,5 +32,6 @@ func Options(version, dateBuilt string) []service.CLIOptFunc {
 		service.CLIOptSetMainSchemaFrom(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) }),
 		service.CLIOptAddCommand(completionCommand()),
 		service.CLIOptAddCommand(editorschema.Command(func() *service.ConfigSchema { return MainSchema(version, dateBuilt) })),
+		service.CLIOptAddCommand(schemacheck.Command()),
 	}
 }

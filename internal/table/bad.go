@@ -8,6 +8,7 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
 	"github.com/connectd/connectd/internal/halt"
+	"github.com/connectd/connectd/internal/metricdoc"
 )
 
 // Policy is what a component does with a record it cannot decode or encode
@@ -48,6 +49,16 @@ type Bad struct {
 		sync.Mutex
 		lastLog    time.Time
 		suppressed int
+	}
+}
+
+// BadMetrics are the bad-record counters of a component, for its metrics
+// table (internal/metricdoc).
+func BadMetrics(component string) []metricdoc.Metric {
+	return []metricdoc.Metric{
+		{Name: component + "_failed", Kind: metricdoc.Counter, Help: "Records that could not be decoded or encoded and ended the run (on_error: fail)."},
+		{Name: component + "_skipped", Kind: metricdoc.Counter, Help: "Records that could not be decoded or encoded and were dropped (on_error: skip, or skipped by the format)."},
+		{Name: component + "_dead_letter", Kind: metricdoc.Counter, Help: "Records that could not be decoded or encoded and were passed on flagged with the error (on_error: dead_letter)."},
 	}
 }
 

@@ -104,7 +104,10 @@ func ProcessorFields(component, verb string) []*service.ConfigField {
 				"`map-null-key.mode`, `map-null-key.literal`, `encode.decimal-as-plain-number`. csv: `field-delimiter`, `quote-character`, "+
 				"`disable-quote-character`, `allow-comments`, `ignore-parse-errors`, `array-element-delimiter`, `escape-character`, `null-literal`. "+
 				"raw: `charset` (UTF-8). avro: none. avro-confluent: `url` (the schema registry, required), `subject` (default `<topic>-value` from kafka_topic metadata), "+
-				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject).").
+				"`basic-auth.credentials-source` (USER_INFO or URL), `basic-auth.user-info` (`user:password`), `auto.register.schemas` (default true; false looks the schema up in the subject). "+
+				"protobuf: `descriptor-file` (a .proto file or a protoc descriptor set, required), `message-name` (the message's full name, required), "+
+				"`ignore-parse-errors`, `read-default-values` (default false: an unset field with presence is NULL), `write-null-string-literal` (default \"\"); "+
+				"Flink's `message-class-name` (a Java class) is refused.").
 			Example(map[string]any{"ignore-parse-errors": true, "timestamp-format.standard": "ISO-8601"}).
 			Optional(),
 		OnErrorField(component, verb),

@@ -1,6 +1,6 @@
 // Package format turns record bytes into typed rows of a table and back, by
-// format name: json, csv, raw, avro and avro-confluent (packages below this
-// one). Rows hold the Go values documented in package schema.
+// format name: json, csv, raw, avro, avro-confluent and protobuf (packages
+// below this one). Rows hold the Go values documented in package schema.
 package format
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/connectd/connectd/schema/format/avroconfluent"
 	"github.com/connectd/connectd/schema/format/csv"
 	"github.com/connectd/connectd/schema/format/json"
+	"github.com/connectd/connectd/schema/format/protobuf"
 	"github.com/connectd/connectd/schema/format/raw"
 )
 
@@ -93,9 +94,10 @@ var factories = map[string]factory{
 		f, err := avroconfluent.New(row, o)
 		return confluentCodec{f}, err
 	}),
-	schema.FormatJSON: codec(json.ParseOptions, json.New),
-	schema.FormatCSV:  codec(csv.ParseOptions, csv.New),
-	schema.FormatRaw:  codec(raw.ParseOptions, raw.New),
+	schema.FormatJSON:     codec(json.ParseOptions, json.New),
+	schema.FormatCSV:      codec(csv.ParseOptions, csv.New),
+	schema.FormatRaw:      codec(raw.ParseOptions, raw.New),
+	schema.FormatProtobuf: codec(protobuf.ParseOptions, protobuf.New),
 }
 
 // Names returns the formats that New builds.

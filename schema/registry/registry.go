@@ -1,22 +1,26 @@
-// Package registry is a small client of the Confluent Schema Registry REST
-// API (the subset that the avro-confluent format uses): fetch a schema by
-// id, register a schema under a subject, look a schema up in a subject. It
-// caches what it learns; ids and their schemas never change in a registry.
+// Package registry is the Confluent Schema Registry client of the
+// avro-confluent formats: fetch a schema by id, register a schema under a
+// subject, look a schema up in a subject, and check a schema against a
+// subject's compatibility level before registering it. The requests go
+// through franz-go's pkg/sr; this package adds what the formats need on top:
+// a cache of what it learns (ids and their schemas never change in a
+// registry), retries of 5xx answers and transport errors with a back-off
+// that honours the context, errors that never carry credentials, and
+// sentinels by HTTP status.
 package registry
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 // ContentType is the media type of the registry's requests and responses.
@@ -90,12 +94,8 @@ type Config struct {
 
 // Client talks to one registry. It is safe for concurrent use.
 type Client struct {
-	base     *url.URL // without user info
-	user     string
-	pass     string
-	hasAuth  bool
+	sr       *sr.Client
 	retries  int
-	http     *http.Client
 	redacted string
 
 	mu struct {
@@ -126,29 +126,32 @@ func New(cfg Config) (*Client, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("schema registry: URL %q: want http:// or https:// and a host", redact(u))
 	}
-	c := &Client{retries: cfg.Retries, http: &http.Client{Timeout: cfg.Timeout, Transport: cfg.Transport}}
+	hc := &http.Client{Timeout: cfg.Timeout, Transport: cfg.Transport}
 	if cfg.Timeout == 0 {
-		c.http.Timeout = DefaultTimeout
+		hc.Timeout = DefaultTimeout
 	}
+	c := &Client{retries: cfg.Retries}
 	if cfg.Retries == 0 {
 		c.retries = DefaultRetries
 	}
+	opts := []sr.ClientOpt{sr.HTTPClient(hc), sr.UserAgent("connectd")}
 	switch {
 	case cfg.UserInfo != "":
 		user, pass, ok := strings.Cut(cfg.UserInfo, ":")
 		if !ok {
 			return nil, errors.New("schema registry: user info: want user:password")
 		}
-		c.user, c.pass, c.hasAuth = user, pass, true
+		opts = append(opts, sr.BasicAuth(user, pass))
 	case u.User != nil:
-		c.user = u.User.Username()
-		c.pass, _ = u.User.Password()
-		c.hasAuth = true
+		pass, _ := u.User.Password()
+		opts = append(opts, sr.BasicAuth(u.User.Username(), pass))
 	}
 	u.User = nil
 	u.Path = strings.TrimRight(u.Path, "/")
-	c.base = u
 	c.redacted = u.String()
+	if c.sr, err = sr.NewClient(append(opts, sr.URLs(c.redacted))...); err != nil {
+		return nil, fmt.Errorf("schema registry: %w", err)
+	}
 	c.mu.byID = map[int]Schema{}
 	c.mu.bySubject = map[subjectSchema]int{}
 	return c, nil
@@ -172,14 +175,18 @@ func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 	if ok {
 		return s, nil
 	}
-	var resp struct {
-		Schema     string `json:"schema"`
-		SchemaType string `json:"schemaType"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/schemas/ids/"+strconv.Itoa(id), nil, &resp); err != nil {
+	var got sr.Schema
+	err := c.do(ctx, http.MethodGet, "/schemas/ids/"+strconv.Itoa(id), func(ctx context.Context) (err error) {
+		got, err = c.sr.SchemaByID(ctx, id)
+		return err
+	})
+	if err != nil {
 		return Schema{}, err
 	}
-	s = Schema{Type: resp.SchemaType, Schema: resp.Schema}
+	s = Schema{Schema: got.Schema}
+	if got.Type != sr.TypeAvro {
+		s.Type = got.Type.String()
+	}
 	c.mu.Lock()
 	c.mu.byID[id] = s
 	c.mu.Unlock()
@@ -190,16 +197,23 @@ func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 // /subjects/{subject}/versions) and returns its id; the registry returns the
 // existing id when the subject already has the schema.
 func (c *Client) Register(ctx context.Context, subject, schema string) (int, error) {
-	return c.subjectID(ctx, subject, schema, "/versions")
+	return c.subjectID(ctx, subject, schema, "/versions", func(ctx context.Context, subject string, s sr.Schema) (int, error) {
+		return c.sr.RegisterSchema(ctx, subject, s, -1, -1)
+	})
 }
 
 // Lookup returns the id of an Avro schema already registered under subject
 // (POST /subjects/{subject}); ErrNotFound when it is not.
 func (c *Client) Lookup(ctx context.Context, subject, schema string) (int, error) {
-	return c.subjectID(ctx, subject, schema, "")
+	return c.subjectID(ctx, subject, schema, "", func(ctx context.Context, subject string, s sr.Schema) (int, error) {
+		got, err := c.sr.LookupSchema(ctx, subject, s)
+		return got.ID, err
+	})
 }
 
-func (c *Client) subjectID(ctx context.Context, subject, schema, suffix string) (int, error) {
+func (c *Client) subjectID(ctx context.Context, subject, schema, suffix string,
+	call func(context.Context, string, sr.Schema) (int, error),
+) (int, error) {
 	key := subjectSchema{subject, schema}
 	c.mu.Lock()
 	id, ok := c.mu.bySubject[key]
@@ -207,29 +221,27 @@ func (c *Client) subjectID(ctx context.Context, subject, schema, suffix string) 
 	if ok {
 		return id, nil
 	}
-	body, err := json.Marshal(map[string]string{"schema": schema})
+	err := c.do(ctx, http.MethodPost, "/subjects/"+url.PathEscape(subject)+suffix, func(ctx context.Context) (err error) {
+		id, err = call(ctx, subject, sr.Schema{Schema: schema})
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
-	var resp struct {
-		ID *int `json:"id"`
-	}
-	if err := c.do(ctx, http.MethodPost, "/subjects/"+url.PathEscape(subject)+suffix, body, &resp); err != nil {
-		return 0, err
-	}
-	if resp.ID == nil {
+	if id == 0 {
 		return 0, fmt.Errorf("schema registry POST %s/subjects/%s%s: the response has no id", c.redacted, subject, suffix)
 	}
 	c.mu.Lock()
-	c.mu.bySubject[key] = *resp.ID
-	c.mu.byID[*resp.ID] = Schema{Schema: schema}
+	c.mu.bySubject[key] = id
+	c.mu.byID[id] = Schema{Schema: schema}
 	c.mu.Unlock()
-	return *resp.ID, nil
+	return id, nil
 }
 
-// do sends one request, retrying 5xx statuses and transport errors, and
-// decodes a 2xx JSON body into out.
-func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
+// do makes one call of pkg/sr, retrying 5xx answers and transport errors,
+// and turns its errors into this package's: an *Error for an answer, the
+// method and URL (without credentials) in front of the rest.
+func (c *Client) do(ctx context.Context, method, path string, call func(context.Context) error) error {
 	target := c.redacted + path
 	var last error
 	for attempt := 0; ; attempt++ {
@@ -242,9 +254,17 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 			case <-t.C:
 			}
 		}
-		retry, err := c.once(ctx, method, target, body, out)
+		err := call(ctx)
 		if err == nil {
 			return nil
+		}
+		retry := true
+		var re *sr.ResponseError
+		if errors.As(err, &re) {
+			e := &Error{Method: method, URL: target, Status: re.StatusCode, Code: re.ErrorCode, Message: re.Message}
+			retry, err = re.StatusCode >= 500, e
+		} else {
+			err = fmt.Errorf("schema registry %s %s: %w", method, target, err)
 		}
 		last = err
 		if !retry || attempt >= c.retries || ctx.Err() != nil {
@@ -253,45 +273,96 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	}
 }
 
-func (c *Client) once(ctx context.Context, method, target string, body []byte, out any) (retry bool, err error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+// Verdict is the registry's answer to a compatibility check.
+type Verdict struct {
+	// Level is the subject's compatibility level (the global one when the
+	// subject has none).
+	Level string
+	// Compatible reports whether the schema may be registered; true when
+	// the subject has no version yet or the level is NONE.
+	Compatible bool
+	// Messages are the registry's reasons (verbose=true), which name the
+	// field that breaks compatibility.
+	Messages []string
+}
+
+// CheckCompatibility asks the registry whether an Avro schema may be
+// registered under subject at the subject's compatibility level (GET
+// /config/{subject}?defaultToGlobal=true, then POST
+// /compatibility/subjects/{subject}/versions/latest?verbose=true, or
+// .../versions for the _TRANSITIVE levels, which check every version).
+func (c *Client) CheckCompatibility(ctx context.Context, subject, schema string) (Verdict, error) {
+	level, err := c.Level(ctx, subject)
 	if err != nil {
-		return false, fmt.Errorf("schema registry %s %s: %w", method, target, err)
+		return Verdict{}, err
 	}
-	req.Header.Set("Accept", ContentType+", application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", ContentType)
+	v := Verdict{Level: level}
+	if level == sr.CompatNone.String() {
+		v.Compatible = true
+		return v, nil
 	}
-	if c.hasAuth {
-		req.SetBasicAuth(c.user, c.pass)
+	version, path := -1, "/compatibility/subjects/"+url.PathEscape(subject)+"/versions/latest"
+	if strings.HasSuffix(v.Level, "_TRANSITIVE") {
+		version, path = -2, "/compatibility/subjects/"+url.PathEscape(subject)+"/versions"
 	}
-	resp, err := c.http.Do(req)
+	var res sr.CheckCompatibilityResult
+	err = c.do(ctx, http.MethodPost, path, func(ctx context.Context) (err error) {
+		res, err = c.sr.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), subject, version, sr.Schema{Schema: schema})
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		// No version yet (40401 subject not found, 40402 version not
+		// found): the first version is compatible with nothing to check.
+		v.Compatible = true
+		return v, nil
+	}
 	if err != nil {
-		// url.Error repeats the URL; it holds no credentials (c.base has none).
-		return true, fmt.Errorf("schema registry %s %s: %w", method, target, err)
+		return Verdict{}, err
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	v.Compatible, v.Messages = res.Is, res.Messages
+	return v, nil
+}
+
+// Level returns subject's compatibility level, or the global one when the
+// subject has none (GET /config/{subject}?defaultToGlobal=true).
+func (c *Client) Level(ctx context.Context, subject string) (string, error) {
+	var level sr.CompatibilityResult
+	err := c.do(ctx, http.MethodGet, "/config/"+url.PathEscape(subject), func(ctx context.Context) error {
+		level = c.sr.Compatibility(sr.WithParams(ctx, sr.DefaultToGlobal), subject)[0]
+		return level.Err
+	})
+	if errors.Is(err, ErrNotFound) {
+		// A registry without a subject config answers 404 (40408) where
+		// another would fall back to the global level: ask for that.
+		err = c.do(ctx, http.MethodGet, "/config", func(ctx context.Context) error {
+			level = c.sr.Compatibility(ctx)[0]
+			return level.Err
+		})
+	}
 	if err != nil {
-		return true, fmt.Errorf("schema registry %s %s: reading the response: %w", method, target, err)
+		return "", err
 	}
-	if resp.StatusCode/100 != 2 {
-		e := &Error{Method: method, URL: target, Status: resp.StatusCode}
-		var eb struct {
-			Code    int    `json:"error_code"`
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(data, &eb) == nil {
-			e.Code, e.Message = eb.Code, eb.Message
-		}
-		return resp.StatusCode >= 500, e
+	return level.Level.String(), nil
+}
+
+// Schemas returns the Avro schemas registered under subject, oldest first
+// (GET /subjects/{subject}/versions, then each version); none when the
+// subject does not exist.
+func (c *Client) Schemas(ctx context.Context, subject string) ([]string, error) {
+	var all []sr.SubjectSchema
+	err := c.do(ctx, http.MethodGet, "/subjects/"+url.PathEscape(subject)+"/versions", func(ctx context.Context) (err error) {
+		all, err = c.sr.Schemas(ctx, subject)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return false, fmt.Errorf("schema registry %s %s: response: %w", method, target, err)
+	if err != nil {
+		return nil, err
 	}
-	return false, nil
+	out := make([]string, 0, len(all))
+	for _, s := range all {
+		out = append(out, s.Schema.Schema)
+	}
+	return out, nil
 }

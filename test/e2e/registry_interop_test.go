@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/internal/pythontest"
 )
 
 // Environment of the registry interop test. `make test` starts the registry
@@ -32,8 +33,6 @@ import (
 const (
 	envRegistryURL     = "CONNECTD_SCHEMA_REGISTRY_URL" // printed by `scripts/registry.sh env`
 	envRequireRegistry = "CONNECTD_REQUIRE_REGISTRY"
-	envPython          = "CONNECTD_PYTHON"
-	envRequireInterop  = "CONNECTD_REQUIRE_INTEROP"
 )
 
 // interopTableColumns are the columns of the table of TestRegistryInterop:
@@ -394,26 +393,11 @@ func registryURL(t *testing.T) string {
 	return url
 }
 
-// interopPython returns $CONNECTD_PYTHON (or python3) if it has Confluent's
-// Python client with its Avro serializers; it skips the test otherwise, or
-// fails it when CONNECTD_REQUIRE_INTEROP=1.
+// interopPython returns the interpreter with Confluent's Python client and
+// its Avro serializers.
 func interopPython(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv(envPython)
-	if py == "" {
-		py = "python3"
-	}
-	out, err := exec.Command(py, "-c", "import confluent_kafka, confluent_kafka.schema_registry.avro, fastavro").CombinedOutput()
-	if err != nil {
-		msg := "interop with Confluent's Python client needs " + py + " with confluent-kafka (extras avro, schemaregistry) and fastavro " +
-			"(pip install 'confluent-kafka[avro,schemaregistry]' fastavro requests; set " + envPython + " to the interpreter): " +
-			err.Error() + ": " + strings.TrimSpace(string(out))
-		if os.Getenv(envRequireInterop) == "1" {
-			t.Fatalf("%s (%s=1, so this is a failure)", msg, envRequireInterop)
-		}
-		t.Skip(msg)
-	}
-	return py
+	return pythontest.Interpreter(t, "confluent_kafka, confluent_kafka.schema_registry.avro, fastavro", "'confluent-kafka[avro,schemaregistry]' fastavro requests")
 }
 
 // runPython runs testdata/registry_interop.py and returns its non-empty

@@ -183,11 +183,21 @@ records carry (the minimum over the writers), so that it does not run ahead of t
 
 ### Metrics
 
-`+"`event_window_open`"+` (gauge), `+"`event_window_fired`"+`, `+"`event_window_late_dropped`"+`,
-`+"`event_window_late_errored`"+`, `+"`event_window_bad_records`"+`, `+"`event_window_result_nacked`"+` (counters),
-`+"`event_window_watermark_ms`"+` (gauge), `+"`event_window_keys_from_several_partitions`"+` (counter: window keys whose
-records of one window came from more than one partition while other processes read some of the partitions; see
-Windows across processes).
+Each metric's Prometheus HELP line says what it counts and its unit.
+
+- `+"`event_window_open`"+` (gauge): windows open, with records assigned and not fired yet.
+- `+"`event_window_watermark_ms`"+` (gauge): the buffer's watermark, Unix ms.
+- `+"`event_window_fired`"+` (counter): windows fired, one result each.
+- `+"`event_window_late_dropped`"+` / `+"`event_window_late_errored`"+` (counters): late records (every window they belong to had
+  fired), dropped or passed on with an error, per `+"`late`"+`.
+- `+"`event_window_bad_records`"+` (counter): records passed on with an error because no event time, key or aggregate value
+  could be read from them.
+- `+"`event_window_result_nacked`"+` (counter): results the output did not deliver; each is handed out again.
+- `+"`event_window_replays_skipped`"+` / `+"`event_window_replayed_sessions_dropped`"+` (counters): with exactly-once results,
+  records read again after a restart whose windows are in the output already, and sessions rebuilt from them (see
+  above).
+- `+"`event_window_keys_from_several_partitions`"+` (counter): window keys whose records of one window came from more than one
+  partition while other processes read some of the partitions (see Windows across processes).
 `).
 		Fields(
 			service.NewStringEnumField(FieldType, "tumbling", "sliding", "session").

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/connectd/connectd/internal/commitchunk"
 	"github.com/connectd/connectd/internal/kafkaconn"
 )
 
@@ -227,10 +228,11 @@ func (o *owner) applyCommit(r commitDone) error {
 	group := o.conf.ConsumerGroup
 	if r.err != nil {
 		topics := map[string]bool{}
+		cause := commitFailureCause(r.err)
 		for tp := range r.pos {
 			if !topics[tp.topic] {
 				topics[tp.topic] = true
-				o.metrics.commitFailures.Incr(1, tp.topic)
+				o.metrics.commitFailures.Incr(1, tp.topic, cause)
 			}
 		}
 		return fmt.Errorf("committing offsets to consumer group %q: %w", group, r.err)
@@ -242,7 +244,7 @@ func (o *owner) applyCommit(r commitDone) error {
 	r.resp.Each(func(resp kadm.OffsetResponse) {
 		tp := topicPartition{topic: resp.Topic, partition: resp.Partition}
 		if resp.Err != nil {
-			o.metrics.commitFailures.Incr(1, resp.Topic)
+			o.metrics.commitFailures.Incr(1, resp.Topic, commitFailureCause(resp.Err))
 			errs = append(errs, &CommitError{Group: group, Topic: resp.Topic, Partition: resp.Partition, Offset: resp.At, Err: resp.Err})
 			return
 		}
@@ -274,41 +276,30 @@ func firstPermanent(err error) error {
 }
 
 // commitChunkBytes bounds the estimated size of the records of one offset
-// commit request. The group coordinator writes a request's offsets to
-// __consumer_offsets as one record batch, which the broker refuses past its
-// message.max.bytes (default 1 MiB) with UNKNOWN_SERVER_ERROR ("The request
-// included a message larger than the max message size the server will
-// accept"): with 10,000 partitions one request is over it. So a commit of
-// many partitions goes in several requests, one after the other; each
+// commit request (package commitchunk says why): a commit of many
+// partitions goes in several requests, one after the other; each
 // partition's offset is committed on its own, and the commits of the
 // source still run one at a time.
-const commitChunkBytes = 512 << 10
+const commitChunkBytes = commitchunk.Bytes
 
 // commitRecordBytes estimates the size of the record the coordinator
-// writes for one partition's offset: its key (group, topic, partition), its
-// value (offset, leader epoch, metadata, commit time) and the record's
-// framing.
+// writes for one partition's offset.
 func commitRecordBytes(group, topic string, metadata int) int {
-	return 64 + len(group) + len(topic) + metadata
+	return commitchunk.RecordBytes(group, topic, metadata)
 }
 
 // chunkPositions splits pos into commits whose records stay within
 // commitChunkBytes, in topic and partition order; a single partition over
 // it is a commit of its own.
 func chunkPositions(group string, pos map[topicPartition]int64) []map[topicPartition]int64 {
-	var (
-		out  []map[topicPartition]int64
-		cur  map[topicPartition]int64
-		size int
-	)
-	for _, tp := range sortedPartitions(pos) {
-		n := commitRecordBytes(group, tp.topic, 0)
-		if cur == nil || size+n > commitChunkBytes {
-			cur, size = map[topicPartition]int64{}, 0
-			out = append(out, cur)
+	size := func(tp topicPartition) int { return commitRecordBytes(group, tp.topic, 0) }
+	var out []map[topicPartition]int64
+	for _, run := range commitchunk.Split(sortedPartitions(pos), size, commitChunkBytes) {
+		c := make(map[topicPartition]int64, len(run))
+		for _, tp := range run {
+			c[tp] = pos[tp]
 		}
-		cur[tp] = pos[tp]
-		size += n
+		out = append(out, c)
 	}
 	return out
 }

@@ -226,6 +226,9 @@ type Shard struct {
 // configFromParsed reads a parsed kafka_source config into a Config and
 // validates it, reporting every problem at once. `connectd lint` runs it
 // too (speclint.Register in spec.go).
+// minFetchMaxWait is franz-go's lower bound of kgo.FetchMaxWait.
+const minFetchMaxWait = 10 * time.Millisecond
+
 func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	var (
 		c    Config
@@ -442,8 +445,10 @@ func (c Config) validate() error {
 	if c.CommitPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", fieldCommitPeriod, c.CommitPeriod))
 	}
-	if c.FetchMaxWait <= 0 {
-		errs = append(errs, fmt.Errorf("field %s: must be positive, got %v", fieldFetchMaxWait, c.FetchMaxWait))
+	if c.FetchMaxWait < minFetchMaxWait {
+		// franz-go refuses less when the client is built, which a run
+		// would retry for ever: lint refuses it.
+		errs = append(errs, fmt.Errorf("field %s: must be at least %v (the Kafka client's minimum), got %v", fieldFetchMaxWait, minFetchMaxWait, c.FetchMaxWait))
 	}
 	if c.BatchSize < 1 {
 		errs = append(errs, fmt.Errorf("field %s: must be at least 1, got %d", fieldBatchSize, c.BatchSize))

@@ -131,6 +131,7 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		if n > 0 {
 			o.metrics.received.Incr(n, tp.topic)
 			o.metrics.bytes.Incr(size, tp.topic)
+			o.metrics.parts.delivered(tp, o.readerOf[tp], n, size)
 		}
 		o.metrics.parts.position(tp, po.next, max(0, fp.HighWatermark-po.next))
 	})

@@ -2,7 +2,6 @@ package kafkasource
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -324,7 +323,7 @@ func (o *owner) setReaderSplits() {
 		n[r]++
 	}
 	for r, c := range n {
-		o.metrics.readerSplits.Set(c, strconv.Itoa(r))
+		o.metrics.readerSplits.Set(c, readerLabel(r))
 	}
 	if len(o.readerOf) > manyPartitions && o.conf.PartitionMetrics == PartitionMetricsPartition && !o.manyLogged {
 		o.manyLogged = true
@@ -336,10 +335,10 @@ func (o *owner) setReaderSplits() {
 
 // seriesPerPartition is how many series each partition gets with
 // per-partition metrics: lag, offset, committed offset, unacknowledged
-// records, and a watermark with one; the error counters only once they
-// count.
+// records, the records and bytes handed out, and a watermark with one; the
+// error counters only once they count.
 func seriesPerPartition(c Config) int {
-	n := 4
+	n := 6
 	if c.Watermark.Enabled {
 		n++
 	}

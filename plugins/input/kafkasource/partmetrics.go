@@ -55,6 +55,9 @@ type partitionMetrics interface {
 	committed(tp topicPartition, offset int64)
 	// unacked sets a partition's unacknowledged records.
 	unacked(tp topicPartition, n int64)
+	// delivered counts n records of size bytes that reader fetched from
+	// tp and handed to the pipeline.
+	delivered(tp topicPartition, reader int, n, size int64)
 	// fetchError and offsetReset count a failed fetch and an offset reset
 	// of a partition.
 	fetchError(tp topicPartition)
@@ -79,6 +82,8 @@ func newPartitionMetrics(m *service.Metrics, mode PartitionMetrics) partitionMet
 			fetchErrors:  m.NewCounter(metricFetchErrors, "topic"),
 			offsetResets: m.NewCounter(metricOffsetResets, "topic"),
 			watermark:    m.NewGauge(metricPartitionWM, "topic"),
+			records:      m.NewCounter(metricPartitionRecords, labelTopic, labelReader),
+			bytes:        m.NewCounter(metricPartitionBytes, labelTopic, labelReader),
 			parts:        map[topicPartition]*partitionValues{},
 			topics:       map[string]*partitionValues{},
 		}
@@ -91,6 +96,8 @@ func newPartitionMetrics(m *service.Metrics, mode PartitionMetrics) partitionMet
 		fetchErrors:  m.NewCounter(metricFetchErrors, "topic", "partition"),
 		offsetResets: m.NewCounter(metricOffsetResets, "topic", "partition"),
 		watermark:    m.NewGauge(metricPartitionWM, "topic", "partition"),
+		records:      m.NewCounter(metricPartitionRecords, byPartitionRead...),
+		bytes:        m.NewCounter(metricPartitionBytes, byPartitionRead...),
 		wmLast:       map[topicPartition]int64{},
 	}
 }
@@ -100,12 +107,23 @@ type perPartitionMetrics struct {
 	lag, offset, committedG, unackedG *service.MetricGauge
 	fetchErrors, offsetResets         *service.MetricCounter
 	watermark                         *service.MetricGauge
+	records, bytes                    *service.MetricCounter
 	// wmLast is the watermark last set per partition: the gauges are set
 	// only when it changed, not for every partition every emit_interval.
 	wmLast map[topicPartition]int64
 }
 
 func partitionLabel(p int32) string { return strconv.Itoa(int(p)) }
+
+// readerLabel is the reader label: the reader's index, as
+// kafka_source_reader_partitions has it.
+func readerLabel(r int) string { return strconv.Itoa(r) }
+
+func (m *perPartitionMetrics) delivered(tp topicPartition, reader int, n, size int64) {
+	p, r := partitionLabel(tp.partition), readerLabel(reader)
+	m.records.Incr(n, tp.topic, p, r)
+	m.bytes.Incr(size, tp.topic, p, r)
+}
 
 func (m *perPartitionMetrics) position(tp topicPartition, next, lag int64) {
 	p := partitionLabel(tp.partition)
@@ -147,6 +165,7 @@ type topicMetrics struct {
 	lag, offset, committedG, unackedG *service.MetricGauge
 	fetchErrors, offsetResets         *service.MetricCounter
 	watermark                         *service.MetricGauge
+	records, bytes                    *service.MetricCounter
 	// parts are the last values of each partition, topics their sums.
 	parts  map[topicPartition]*partitionValues
 	topics map[string]*partitionValues
@@ -206,6 +225,12 @@ func (m *topicMetrics) committed(tp topicPartition, offset int64) {
 func (m *topicMetrics) unacked(tp topicPartition, n int64) {
 	sum := m.update(tp, func(v *partitionValues) { v.unacked, v.has = n, v.has|hasUnacked })
 	m.unackedG.Set(sum.unacked, tp.topic)
+}
+
+func (m *topicMetrics) delivered(tp topicPartition, reader int, n, size int64) {
+	r := readerLabel(reader)
+	m.records.Incr(n, tp.topic, r)
+	m.bytes.Incr(size, tp.topic, r)
 }
 
 func (m *topicMetrics) fetchError(tp topicPartition)  { m.fetchErrors.Incr(1, tp.topic) }

@@ -147,7 +147,7 @@ this input reads it back, so that the buffer drops replayed records of windows a
 are in flight: to reuse the consumer group for another pipeline, reset its offsets first.
 
 Fetching a partition pauses while `+"`checkpoint_limit`"+` of its records are unacknowledged, and every partition
-pauses while the records not yet acknowledged weigh `+"`max_unacknowledged_bytes`"+` (32 MiB), which bounds memory.
+pauses while the records not yet acknowledged weigh `+"`max_unacknowledged_bytes`"+` (16 MiB), which bounds memory.
 
 Transaction control markers (and, under `+"`read_committed`"+`, records of aborted transactions) are never
 delivered, but the position of their partition moves past them: the committed offset of a partition whose
@@ -280,26 +280,39 @@ of offset records (3 for 10,000 partitions; one request would be over the broker
 partition discovery (`+"`discovery_interval`"+`, Flink's `+"`scan.topic-partition-discovery.interval`"+`) lists every topic's
 metadata, 260 KiB at 10,000 partitions. What bounds more is the broker, which keeps one open file per partition (give it
 an open-file limit well above its partitions), and the per-partition metrics: with `+"`partition_metrics: partition`"+` (the
-default) a scrape of 10,000 partitions is 2 MiB, so use `+"`partition_metrics: topic`"+` there.
+default) a scrape of 10,000 partitions is 2 MiB (measured before `+"`kafka_source_partition_records`"+` and `+"`_bytes`"+`, which add
+about 60% to the per-partition series' bytes once every partition delivered), so use `+"`partition_metrics: topic`"+` there.
 
 ### Metrics
 
-Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+` as listed. With `+"`partition_metrics: topic`"+` the metrics listed with a
-`+"`partition`"+` label carry only `+"`topic`"+`: gauges are summed over the topic's partitions (the partition watermark is their
-minimum), counters count per topic.
+Each metric's Prometheus HELP line says what it counts and its unit. Labels: `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+`, `+"`cause`"+` as
+listed. With `+"`partition_metrics: topic`"+` the metrics that field lists carry only `+"`topic`"+` (and `+"`reader`"+`):
+gauges are summed over the topic's partitions (the partition watermark is their minimum), counters count per topic.
 
-- `+"`kafka_source_records_received`"+` / `+"`kafka_source_bytes_received`"+` (counters, `+"`topic`"+`): records fetched and their key, value and header bytes.
+- `+"`kafka_source_records_received`"+` / `+"`kafka_source_bytes_received`"+` (counters, `+"`topic`"+`): records fetched and handed to
+  the pipeline, and their key, value and header bytes.
 - `+"`kafka_source_records_redelivered`"+` (counter, `+"`topic`"+`): records delivered again after a nack.
+- `+"`kafka_source_partition_records`"+` / `+"`kafka_source_partition_bytes`"+` (counters, `+"`topic`"+`, `+"`partition`"+`, `+"`reader`"+`): the
+  same per partition and reader (the `+"`reader`"+` of `+"`kafka_source_reader_partitions`"+`), for the distribution of the work:
+  `+"`sum by (reader) (rate(kafka_source_partition_records[5m]))`"+` is each reader's rate, and its spread the imbalance.
+  A record read again after an exactly-once sink rewound the input counts again.
+- `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
 - `+"`kafka_source_lag`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): log end offset (high watermark) minus the next offset to fetch, after each fetch.
 - `+"`kafka_source_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the next offset to fetch.
 - `+"`kafka_source_committed_offset`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): the last offset committed to the group.
-- `+"`kafka_source_commits`"+` / `+"`kafka_source_commit_failures`"+` (counters, `+"`topic`"+`): partition offsets committed or refused.
+- `+"`kafka_source_commits`"+` (counter, `+"`topic`"+`): partition offsets committed, by the input or in a `+"`kafka_sink`"+` transaction.
+- `+"`kafka_source_commit_failures`"+` (counter, `+"`topic`"+`, `+"`cause`"+`): offset commits of the input refused, once per partition
+  refused (once per topic when the whole request failed), by `+"`cause`"+`: `+"`rebalance`"+` (the group's membership moved on: a
+  rebalance under way, a new generation or member epoch; with `+"`assignment: enumerator`"+`, other live members in the
+  group), `+"`fenced`"+` (another member with the same `+"`group_instance_id`"+` took over), `+"`permanent`"+` (an error no retry clears,
+  such as a missing ACL on the group: the run ends), `+"`shutdown`"+` (the input closed or reconnected while the commit was in
+  flight), `+"`broker`"+` (any other refusal or failed request: the coordinator moving, a timeout, a lost connection; the next
+  commit tries again).
 - `+"`kafka_source_commit_latency_ns`"+` (timer): how long each offset commit of the input's own took (periodic, final, end of a
   bounded read, a group member's release), from taking the positions to the broker's last answer; the partitions that moved
   go in requests of at most 512 KiB of offset records.
 - `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
 - `+"`kafka_source_unacked_bytes`"+` (gauge): what the records fetched and not yet acknowledged weigh against `+"`max_unacknowledged_bytes`"+` (payload plus 768 bytes each), over all partitions; fetching pauses while it is at the bound.
-- `+"`kafka_source_reader_partitions`"+` (gauge, `+"`reader`"+`): partitions assigned to each reader.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
 - `+"`kafka_source_offset_resets`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): fetch positions that fell out of range (for example deleted by
   retention) or were truncated, and were reset per `+"`committed_fallback`"+`; each is also logged as an error naming the skipped range.
@@ -307,6 +320,8 @@ minimum), counters count per topic.
   the stop offset, 0 once the split reached it; updated every two `+"`fetch_max_wait`"+`.
 - `+"`kafka_source_seconds_left`"+` (gauge): with `+"`stop_at`"+`, the estimated seconds until every split reaches its stop offset, at
   the smoothed fetch rate; -1 while no rate is known yet.
+- `+"`kafka_source_failed`"+` / `+"`kafka_source_skipped`"+` / `+"`kafka_source_dead_letter`"+` (counters): with a `+"`table`"+`, records that
+  did not decode, by `+"`on_error`"+` policy (`+"`skipped`"+` also counts the tombstones a `+"`kafka`"+` table drops).
 
 With a watermark:
 
@@ -546,7 +561,7 @@ With a watermark:
 			service.NewDurationField(fieldFetchMaxWait).
 				Description("Longest time the broker holds a fetch request open while waiting for data (Go duration). "+
 					"It also bounds how long a partition resumed after `checkpoint_limit` may wait for its next fetch. "+
-					"Default `500ms`. Flink option: `properties.fetch.max.wait.ms`.").
+					"Default `500ms`, at least `10ms`. Flink option: `properties.fetch.max.wait.ms`.").
 				Default(defaultFetchMaxWait).
 				Advanced(),
 			service.NewIntField(fieldFetchMinBytes).
@@ -600,8 +615,10 @@ With a watermark:
 			service.NewStringEnumField(fieldPartitionMetrics, string(PartitionMetricsPartition), string(PartitionMetricsTopic)).
 				Description("Labels of the per-partition metrics (`kafka_source_lag`, `kafka_source_offset`, "+
 					"`kafka_source_committed_offset`, `kafka_source_unacked_records`, `kafka_source_fetch_errors`, "+
-					"`kafka_source_offset_resets`, `kafka_source_partition_watermark_ms`). `partition`: one series per partition, "+
-					"labels `topic` and `partition`. `topic`: one series per topic, label `topic` only: each gauge is the sum over "+
+					"`kafka_source_offset_resets`, `kafka_source_partition_watermark_ms`, `kafka_source_partition_records`, "+
+					"`kafka_source_partition_bytes`). `partition`: one series per partition, "+
+					"labels `topic` and `partition` (and `reader` for the last two). `topic`: one series per topic, label `topic` only "+
+					"(and `reader`): each gauge is the sum over "+
 					"the topic's partitions that this process reads (the partition watermark: their minimum), each counter counts "+
 					"per topic; a query that sums (or takes the minimum) by topic gives the same answer in both. With thousands of "+
 					"partitions per process, per-partition series make each scrape megabytes long (see Metrics); the input logs "+

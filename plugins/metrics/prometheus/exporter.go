@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/redpanda-data/benthos/v4/public/service"
+
+	"github.com/connectd/connectd/internal/metricdoc"
 )
 
 // exporter implements service.MetricsExporter on its own registry, so two
@@ -85,6 +87,28 @@ func (e *exporter) pushLoop(p *push.Pusher) {
 	}
 }
 
+// help is the HELP text of metric raw (name once sanitised): its text in
+// internal/metricdoc, with unit appended for a timer (the exporter decides
+// it: nanoseconds in a summary, seconds in a histogram), or a neutral text
+// for a metric that no table documents.
+func help(raw, name string, kind metricdoc.Kind, unit string) string {
+	m, ok := metricdoc.Lookup(raw)
+	if !ok {
+		m, ok = metricdoc.Lookup(name)
+	}
+	if !ok {
+		text := fmt.Sprintf("%s %s (no help text registered)", kind, name)
+		if unit != "" {
+			text += ", in " + unit
+		}
+		return text
+	}
+	if unit == "" {
+		return m.Help
+	}
+	return strings.TrimSuffix(m.Help, ".") + ", in " + unit + "."
+}
+
 // sanitise maps a Benthos metric or label name to a valid Prometheus name.
 func sanitise(name string) string {
 	var b strings.Builder
@@ -130,10 +154,10 @@ func (e *exporter) family(kind, name string, labelKeys []string, mk func() prome
 	return c, true
 }
 
-func (e *exporter) NewCounterCtor(name string, labelKeys ...string) service.MetricsExporterCounterCtor {
-	name, labelKeys = sanitise(name), sanitiseAll(labelKeys)
+func (e *exporter) NewCounterCtor(raw string, labelKeys ...string) service.MetricsExporterCounterCtor {
+	name, labelKeys := sanitise(raw), sanitiseAll(labelKeys)
 	c, ok := e.family("counter", name, labelKeys, func() prometheus.Collector {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: "Benthos counter " + name}, labelKeys)
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help(raw, name, metricdoc.Counter, "")}, labelKeys)
 	})
 	return func(labelValues ...string) service.MetricsExporterCounter {
 		if !ok {
@@ -143,10 +167,10 @@ func (e *exporter) NewCounterCtor(name string, labelKeys ...string) service.Metr
 	}
 }
 
-func (e *exporter) NewGaugeCtor(name string, labelKeys ...string) service.MetricsExporterGaugeCtor {
-	name, labelKeys = sanitise(name), sanitiseAll(labelKeys)
+func (e *exporter) NewGaugeCtor(raw string, labelKeys ...string) service.MetricsExporterGaugeCtor {
+	name, labelKeys := sanitise(raw), sanitiseAll(labelKeys)
 	c, ok := e.family("gauge", name, labelKeys, func() prometheus.Collector {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: "Benthos gauge " + name}, labelKeys)
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help(raw, name, metricdoc.Gauge, "")}, labelKeys)
 	})
 	return func(labelValues ...string) service.MetricsExporterGauge {
 		if !ok {
@@ -156,15 +180,15 @@ func (e *exporter) NewGaugeCtor(name string, labelKeys ...string) service.Metric
 	}
 }
 
-func (e *exporter) NewTimerCtor(name string, labelKeys ...string) service.MetricsExporterTimerCtor {
-	name, labelKeys = sanitise(name), sanitiseAll(labelKeys)
+func (e *exporter) NewTimerCtor(raw string, labelKeys ...string) service.MetricsExporterTimerCtor {
+	name, labelKeys := sanitise(raw), sanitiseAll(labelKeys)
 	if e.conf.useHistogramTiming {
 		c, ok := e.family("histogram", name, labelKeys, func() prometheus.Collector {
 			buckets := e.conf.histogramBuckets
 			if len(buckets) == 0 {
 				buckets = prometheus.DefBuckets
 			}
-			return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: "Benthos timing " + name + " (seconds)", Buckets: buckets}, labelKeys)
+			return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help(raw, name, metricdoc.Timer, "seconds"), Buckets: buckets}, labelKeys)
 		})
 		return func(labelValues ...string) service.MetricsExporterTimer {
 			if !ok {
@@ -174,7 +198,7 @@ func (e *exporter) NewTimerCtor(name string, labelKeys ...string) service.Metric
 		}
 	}
 	c, ok := e.family("summary", name, labelKeys, func() prometheus.Collector {
-		return prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: name, Help: "Benthos timing " + name + " (nanoseconds)", Objectives: e.conf.summaryObjectives}, labelKeys)
+		return prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: name, Help: help(raw, name, metricdoc.Timer, "nanoseconds"), Objectives: e.conf.summaryObjectives}, labelKeys)
 	})
 	return func(labelValues ...string) service.MetricsExporterTimer {
 		if !ok {

@@ -36,7 +36,13 @@ func Spec() *service.ConfigSpec {
 		Summary("Host endpoints (`/metrics` and `/stats`) for Prometheus scraping.").
 		Description(`The default metrics exporter of connectd. Metrics are served on the Benthos HTTP server (`+"`http.address`"+`, default `+"`127.0.0.1:4195`"+` in connectd, loopback only) at `+"`/metrics`"+` in the Prometheus text format.
 
-Metric names are the Benthos names (`+"`input_received`"+`, `+"`output_latency_ns`"+`, ...) with characters that Prometheus does not allow replaced by `+"`_`"+`; labels are the Benthos labels (`+"`label`"+`, `+"`path`"+`, and those a component adds such as `+"`topic`"+`). This is the counterpart of Flink's metric reporters (`+"`metrics.reporter.prom.*`"+`).`).
+Metric names are the Benthos names (`+"`input_received`"+`, `+"`output_latency_ns`"+`, ...) with characters that Prometheus does not allow replaced by `+"`_`"+`; labels are the Benthos labels (`+"`label`"+`, `+"`path`"+`, and those a component adds such as `+"`topic`"+`). This is the counterpart of Flink's metric reporters (`+"`metrics.reporter.prom.*`"+`).
+
+Each metric's `+"`# HELP`"+` line says in one line what it counts or measures and its unit: the texts of the bundle's components
+(listed in each component's Metrics section) and of Benthos's own families (`+"`input_*`"+`, `+"`processor_*`"+`, `+"`output_*`"+`,
+`+"`buffer_*`"+`, `+"`batch_created`"+`, `+"`cache_*`"+`, `+"`rate_limit_*`"+`). A timer's text ends with its unit, nanoseconds in a summary
+or seconds with `+"`use_histogram_timing`"+`. A metric no table documents (from a plugin outside the bundle) reads
+`+"`<kind> <name> (no help text registered)`"+`.`).
 		Fields(
 			service.NewBoolField(fieldUseHistogramTiming).
 				Description("Record timing metrics as histograms (seconds) instead of summaries (nanoseconds, as the `_ns` names say). Default `false`. Flink has no equivalent (its Prometheus reporter exports histograms as summaries).").

@@ -74,6 +74,9 @@ type roundState struct {
 	committing *round
 	// spare: the next round uses the pool's second producer.
 	spare bool
+	// batchBegun is when the open one-batch transaction
+	// (writeTransaction) began, for its duration metric.
+	batchBegun time.Time
 }
 
 func (r *round) fail(err error) {
@@ -206,7 +209,6 @@ func (s *Sink) openRound() (*round, error) {
 // next round fills on the other producer. Called with txnMu held.
 func (s *Sink) rotate(ctx context.Context) error {
 	r := s.rounds.open
-	s.rounds.open = nil
 	if r == nil {
 		return nil
 	}
@@ -216,11 +218,13 @@ func (s *Sink) rotate(ctx context.Context) error {
 		r.fail(fmt.Errorf("%w after %v: flushing the transaction's records: %w", ErrProduceTimeout, s.cfg.Timeout, err))
 	}
 	cancel()
-	if err := s.settleRounds(ctx, true); err != nil {
-		// The round before failed: this one is aborted with it.
-		s.failRound(r, fmt.Errorf("an earlier transaction failed: %w", err))
+	// r is still the open round here: if the round before failed,
+	// settleRounds aborts r with it (cause rewind), and r never commits.
+	err := s.settleRounds(ctx, true)
+	if s.rounds.open != r {
 		return err
 	}
+	s.rounds.open = nil
 	s.rounds.committing = r
 	go func() { r.done <- s.commitRound(r) }()
 	return nil
@@ -253,7 +257,7 @@ func (s *Sink) settleRounds(ctx context.Context, wait bool) error {
 	s.rewindRound(c, err)
 	if o := s.rounds.open; o != nil {
 		s.rounds.open = nil
-		s.failRound(o, fmt.Errorf("an earlier transaction (transactional id %q) failed: %w", c.id, err))
+		s.failRound(o, fmt.Errorf("%w (transactional id %q): %w", errEarlierFailed, c.id, err))
 	}
 	if errors.Is(err, service.ErrNotConnected) {
 		return err
@@ -322,9 +326,7 @@ func (s *Sink) commitRound(r *round) error {
 		}
 		rs.h.CommittedHeld(all, rs.ids)
 	}
-	s.m.txnCommitted.Incr(1)
-	s.m.txnCommitLatency.Timing(time.Since(start).Nanoseconds())
-	s.m.txnRecords.Set(r.total)
+	s.m.txnCommittedAt(r.opened, start, r.total)
 	for topic, n := range r.recs {
 		s.m.sent.Incr(n, topic)
 		s.m.bytes.Incr(r.bytes[topic], topic)
@@ -370,8 +372,11 @@ func (s *Sink) commitHeldOffsets(ctx context.Context, r *round) error {
 
 // abortRound aborts r's transaction after cause and returns the error of
 // the round. A producer that is fenced or cannot abort is lost: the pool is
-// closed, and the error wraps service.ErrNotConnected.
+// closed, and the error wraps service.ErrNotConnected. Either way the
+// transaction is counted aborted, with its cause.
 func (s *Sink) abortRound(r *round, cause error) error {
+	why := abortCauseOf(cause, time.Since(r.opened), s.cfg.TransactionTimeout)
+	defer s.m.txnAbortedAt(why, r.opened)
 	if isFenced(cause) {
 		return s.producerLost(r.cl, "writing a transaction", cause)
 	}
@@ -383,7 +388,6 @@ func (s *Sink) abortRound(r *round, cause error) error {
 	if err := r.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		return s.producerLost(r.cl, "aborting a transaction", fmt.Errorf("%w (while aborting after: %w)", err, cause))
 	}
-	s.m.txnAborted.Incr(1)
 	if _, _, err := r.cl.ProducerID(ctx); err != nil {
 		return s.producerLost(r.cl, "recovering from an aborted transaction", fmt.Errorf("%w (after aborting because of: %w)", err, cause))
 	}

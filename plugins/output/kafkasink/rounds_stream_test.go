@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/connectd/connectd/internal/eventually"
+	"github.com/connectd/connectd/internal/metricdoc/metrictest"
 	_ "github.com/connectd/connectd/plugins/input/kafkasource"
 	_ "github.com/connectd/connectd/plugins/output/kafkasink"
 )
@@ -149,7 +150,12 @@ func roundsOlderFailureAbortsNewer(t *testing.T, assignment string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	b := service.NewStreamBuilder()
+	env := service.NewEnvironment()
+	rec := metrictest.New()
+	if err := rec.Register(env, "recording"); err != nil {
+		t.Fatal(err)
+	}
+	b := env.NewStreamBuilder()
 	b.SetThreads(1)
 	for _, step := range []struct {
 		add  func(string) error
@@ -175,6 +181,7 @@ kafka_sink:
   commit_interval: 100ms
 `, addr)},
 		{b.SetLoggerYAML, "level: none"},
+		{b.SetMetricsYAML, "recording: {}"},
 	} {
 		if err := step.add(step.yaml); err != nil {
 			t.Fatal(err)
@@ -292,6 +299,26 @@ kafka_sink:
 	}
 	if len(aborted) < 2 {
 		t.Fatalf("EndTxn aborts per transactional id %v: want the failing transaction and the newer one aborted (both producers)", aborted)
+	}
+	// The failing transaction is counted with its cause (its offsets were
+	// refused), the newer one as rewound; every transaction begun ended
+	// committed or aborted, and each had its duration observed.
+	for _, cause := range []string{"offsets", "rewind"} {
+		if key := metrictest.Key("kafka_sink_txn_aborted", "cause", cause); rec.Get(key) < 1 {
+			t.Errorf("%s = %d, want at least 1 (aborts: %v)", key, rec.Get(key), rec.Series("kafka_sink_txn_aborted"))
+		}
+	}
+	begun, committed := rec.Get(metrictest.Key("kafka_sink_txn_begun")), rec.Get(metrictest.Key("kafka_sink_txn_committed"))
+	abortedN := rec.Total("kafka_sink_txn_aborted")
+	if begun != committed+abortedN {
+		t.Errorf("transactions begun %d, committed %d, aborted %d (%v): every one begun must end in one of them",
+			begun, committed, abortedN, rec.Series("kafka_sink_txn_aborted"))
+	}
+	if d := rec.Get(metrictest.Key("kafka_sink_txn_duration_ns")); d != begun {
+		t.Errorf("%d transaction durations observed, want one per transaction (%d)", d, begun)
+	}
+	if i := rec.Get(metrictest.Key("kafka_sink_txn_interval_ns")); i != committed-1 {
+		t.Errorf("%d intervals observed, want one between each two commits (%d)", i, committed-1)
 	}
 }
 

@@ -110,6 +110,9 @@ type Sink struct {
 	// topicIDCache holds the topic ids of the source topics, for
 	// TxnOffsetCommit v6.
 	topicIDCache map[string][16]byte
+	// offsetChunkBytes bounds one TxnOffsetCommit request
+	// (commitchunk.Bytes; tests make it small).
+	offsetChunkBytes int
 
 	// recreate spaces out new transactional producers after lost ones;
 	// a commit resets it.
@@ -371,6 +374,12 @@ func (s *Sink) buildRecords(batch service.MessageBatch) (recs []*kgo.Record, err
 		r, err := rb.build(i)
 		if err != nil {
 			errs[i] = err
+			if kafkaconn.Classify(err) == kafkaconn.Permanent {
+				// A record that no retry can build (a schema the
+				// registry refuses): every record after it would fail
+				// the same way.
+				s.endRun(err)
+			}
 			topic := ""
 			if r != nil {
 				topic = r.Topic

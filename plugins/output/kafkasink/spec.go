@@ -326,22 +326,35 @@ the next run.
 
 ### Metrics
 
-- `+"`kafka_sink_records_sent`"+` (counter, label `+"`topic`"+`): records Kafka acknowledged
-  (with exactly_once: records committed).
-- `+"`kafka_sink_bytes_sent`"+` (counter, label `+"`topic`"+`): key, value and header bytes of
-  those records, before compression.
-- `+"`kafka_sink_records_failed`"+` (counter, label `+"`topic`"+`, empty when the topic could
-  not be computed): failed attempts to write a record; a record written again in
-  place counts once per failed attempt.
-- `+"`kafka_sink_produce_latency_ns`"+` (timer, label `+"`topic`"+`): one observation per batch
-  and topic, from handing the batch's records to the client to Kafka's acknowledgement of the
-  last of them (per batch, not per record: a per-record summary cost more than the produce).
+Each metric's Prometheus HELP line says what it counts and its unit.
+
+- `+"`kafka_sink_records_sent`"+` (counter, `+"`topic`"+`): records Kafka acknowledged (with exactly_once: records committed).
+- `+"`kafka_sink_bytes_sent`"+` (counter, `+"`topic`"+`): key, value and header bytes of those records, before compression.
+- `+"`kafka_sink_records_failed`"+` (counter, `+"`topic`"+`): failed attempts to write a record; a record written again in place
+  counts once per failed attempt. The topic is empty when it could not be computed.
+- `+"`kafka_sink_produce_latency_ns`"+` (timer, `+"`topic`"+`): one observation per batch and topic, from handing the batch's
+  records to the client to Kafka's acknowledgement of the last of them (per batch, not per record: a per-record summary
+  cost more than the produce).
 
 With exactly_once:
 
-- `+"`kafka_sink_txn_begun`"+`, `+"`kafka_sink_txn_committed`"+`, `+"`kafka_sink_txn_aborted`"+`
-  (counters): transactions.
+- `+"`kafka_sink_txn_begun`"+` / `+"`kafka_sink_txn_committed`"+` (counters): transactions begun and committed. Every transaction
+  begun ends committed or aborted: begun = committed + aborted, but for the one open.
+- `+"`kafka_sink_txn_aborted`"+` (counter, `+"`cause`"+`): transactions aborted, each counted once with one `+"`cause`"+`: `+"`failure`"+` (a
+  record was not written, refused or not acknowledged within `+"`timeout`"+`, or the commit, EndTxn, failed), `+"`offsets`"+` (the
+  source offsets could not join the transaction: a rebalance moved the partitions, the group coordinator refused them),
+  `+"`rewind`"+` (an earlier transaction failed, and this one, open meanwhile, is aborted with it; its `+"`kafka_source`"+` inputs
+  read again from their committed offsets), `+"`shutdown`"+` (the run is stopping on an error elsewhere, such as a bad record
+  under `+"`on_error: fail`"+`: aborted instead of committed), `+"`fenced`"+` (another writer took the transactional id; also
+  counted in `+"`kafka_sink_txn_fenced`"+`), `+"`timeout`"+` (open longer than `+"`transaction_timeout`"+` when the broker refused it as
+  fenced or in an invalid state: the broker aborted it on its own; raise `+"`transaction_timeout`"+` or lower
+  `+"`commit_interval`"+`). A transaction whose producer is lost is counted too: the broker aborts it when the new producer
+  starts.
 - `+"`kafka_sink_txn_commit_latency_ns`"+` (timer): duration of the commit (EndTxn).
+- `+"`kafka_sink_txn_duration_ns`"+` (timer): from a transaction's begin (its first record) to the end of its commit or abort;
+  with records from `+"`kafka_source`"+` it is about `+"`commit_interval`"+` plus the commit: how long a read_committed reader waits.
+- `+"`kafka_sink_txn_interval_ns`"+` (timer): time between the ends of two successive committed transactions of the sink
+  (Flink's checkpoint interval, observed); an abort in between lengthens it. The first commit observes none.
 - `+"`kafka_sink_txn_records`"+` (gauge): records in the last committed transaction;
   the average is `+"`rate(kafka_sink_records_sent) / rate(kafka_sink_txn_committed)`"+`.
 - `+"`kafka_sink_txn_fenced`"+` (counter): fencing events; any increase needs attention.

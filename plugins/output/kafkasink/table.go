@@ -16,6 +16,7 @@ import (
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/registry"
 )
 
 // A kafka_sink with a table (fields table, catalog, ddl) takes its topic,
@@ -404,7 +405,14 @@ func fillFromTable(codec *table.Codec, msg *service.Message, r *kgo.Record) erro
 	defer cancel()
 	enc, err := codec.Encode(ctx, row, r.Topic, del)
 	if err != nil {
-		return fmt.Errorf("table %s: topic %q: %w", codec.Table().Name, r.Topic, err)
+		err = fmt.Errorf("table %s: topic %q: %w", codec.Table().Name, r.Topic, err)
+		if errors.Is(err, registry.ErrIncompatible) {
+			// The table's schema breaks the subject's compatibility
+			// level: no record of the table can be written until the
+			// table or the registry changes.
+			err = kafkaconn.WithClass(err, kafkaconn.Permanent)
+		}
+		return err
 	}
 	r.Value = enc.Value
 	if codec.HasKey() {

@@ -224,6 +224,8 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 		return s.producerLost(cl, "beginning a transaction", err)
 	}
 	s.m.txnBegun.Incr(1)
+	begun := time.Now()
+	s.rounds.batchBegun = begun
 	s.produce(ctx, cl, recs, errs)
 	if err := firstProduceError(recs, errs); err != nil {
 		ferr := s.produceFailed(ctx, cl, batch, recs, errs, err)
@@ -241,10 +243,11 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 	if !anyAcknowledged(recs, errs) {
 		// Every record failed before reaching Kafka: end the empty
 		// transaction rather than commit it.
-		if err := cl.EndTransaction(endCtx, kgo.TryAbort); err != nil {
+		err := cl.EndTransaction(endCtx, kgo.TryAbort)
+		s.m.txnAbortedAt(abortFailure, begun)
+		if err != nil {
 			return s.producerLost(cl, "ending an empty transaction", err)
 		}
-		s.m.txnAborted.Incr(1)
 		return s.batchResult(batch, errs)
 	}
 	// The source offsets of the written records join the transaction
@@ -281,9 +284,7 @@ func (s *Sink) transact(ctx context.Context, cl *kgo.Client, batch service.Messa
 		return retryAborted(s.abort(ctx, cl, batch, fmt.Errorf("committing: %w", err)), err)
 	}
 	offsetsCommitted(sources)
-	s.m.txnCommitted.Incr(1)
-	s.m.txnCommitLatency.Timing(time.Since(start).Nanoseconds())
-	s.m.txnRecords.Set(s.countSent(recs, errs))
+	s.m.txnCommittedAt(begun, start, s.countSent(recs, errs))
 	s.recreate.Reset()
 	return s.batchResult(batch, errs) // only messages that never joined the transaction can have failed
 }
@@ -313,8 +314,13 @@ func firstProduceError(recs []*kgo.Record, errs []error) error {
 // abort aborts the open transaction after cause and returns the whole-batch
 // error. A fenced producer, or one that cannot abort, is closed so that
 // Connect creates a new one; its open transaction is aborted by the broker
-// when the new producer initialises (or at the transaction timeout).
+// when the new producer initialises (or at the transaction timeout). Either
+// way the transaction is counted aborted, with its cause. Called with txnMu
+// held, from transact.
 func (s *Sink) abort(ctx context.Context, cl *kgo.Client, batch service.MessageBatch, cause error) error {
+	begun := s.rounds.batchBegun
+	why := abortCauseOf(cause, time.Since(begun), s.cfg.TransactionTimeout)
+	defer s.m.txnAbortedAt(why, begun)
 	if isFenced(cause) {
 		return s.producerLost(cl, "writing a transaction", cause)
 	}
@@ -327,7 +333,6 @@ func (s *Sink) abort(ctx context.Context, cl *kgo.Client, batch service.MessageB
 	if err := cl.EndTransaction(endCtx, kgo.TryAbort); err != nil {
 		return s.producerLost(cl, "aborting a transaction", fmt.Errorf("%w (while aborting after: %w)", err, cause))
 	}
-	s.m.txnAborted.Incr(1)
 	// An EndTxn error can leave the producer id failed for good (the
 	// abort itself then still succeeds): find out now, not at the next
 	// batch, and replace such a producer.

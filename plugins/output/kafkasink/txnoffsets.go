@@ -1,12 +1,12 @@
 package kafkasink
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/commitchunk"
 	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
@@ -254,20 +255,40 @@ func addOffsetsToTxn(ctx context.Context, cl *kgo.Client, id string, pid int64, 
 	return nil
 }
 
-// txnOffsetCommit sends c in one TxnOffsetCommit. Topics carry both their
+// txnOffsetCommit adds c's offsets to the open transaction. A commit of
+// many partitions goes in several TxnOffsetCommit requests (package
+// commitchunk: the coordinator writes each request as one record batch,
+// which the broker refuses past message.max.bytes); the offsets of all of
+// them commit or abort together with the transaction.
+func (s *Sink) txnOffsetCommit(ctx context.Context, cl *kgo.Client, id string, pid int64, epoch int16, group string, c txnoffsets.Commit) error {
+	tps := slices.SortedFunc(maps.Keys(c.Offsets), func(a, b txnoffsets.TopicPartition) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	size := func(tp txnoffsets.TopicPartition) int {
+		return commitchunk.RecordBytes(group, tp.Topic, len(c.Metadata[tp]))
+	}
+	budget := cmp.Or(s.offsetChunkBytes, commitchunk.Bytes)
+	for _, run := range commitchunk.Split(tps, size, budget) {
+		if err := s.txnOffsetCommitRequest(ctx, cl, id, pid, epoch, group, c, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// txnOffsetCommitRequest sends the offsets of c's partitions tps, in
+// topic and partition order, in one TxnOffsetCommit. Topics carry both their
 // name and their topic id, so the request is right whatever version the
 // broker negotiates (v6, KIP-1319, identifies topics by id only).
-func (s *Sink) txnOffsetCommit(ctx context.Context, cl *kgo.Client, id string, pid int64, epoch int16, group string, c txnoffsets.Commit) error {
-	byTopic := map[string][]kmsg.TxnOffsetCommitRequestTopicPartition{}
-	for tp, o := range c.Offsets {
-		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		p.Partition, p.Offset, p.LeaderEpoch = tp.Partition, o, -1
-		if m, ok := c.Metadata[tp]; ok {
-			p.Metadata = kmsg.StringPtr(m)
+func (s *Sink) txnOffsetCommitRequest(ctx context.Context, cl *kgo.Client, id string, pid int64, epoch int16, group string,
+	c txnoffsets.Commit, tps []txnoffsets.TopicPartition,
+) error {
+	var topics []string
+	for _, tp := range tps {
+		if len(topics) == 0 || topics[len(topics)-1] != tp.Topic {
+			topics = append(topics, tp.Topic)
 		}
-		byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
 	}
-	topics := slices.Sorted(maps.Keys(byTopic))
 	ids, err := s.topicIDs(ctx, cl, topics)
 	if err != nil {
 		return fmt.Errorf("%w: consumer group %q: %w", ErrOffsetsNotCommitted, group, err)
@@ -275,12 +296,19 @@ func (s *Sink) txnOffsetCommit(ctx context.Context, cl *kgo.Client, id string, p
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = id, pid, epoch, group
 	req.MemberID, req.Generation = c.Member.ID, c.Member.Generation
-	for _, t := range topics {
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic, rt.TopicID = t, ids[t]
-		rt.Partitions = byTopic[t]
-		sort.Slice(rt.Partitions, func(i, j int) bool { return rt.Partitions[i].Partition < rt.Partitions[j].Partition })
-		req.Topics = append(req.Topics, rt)
+	for _, tp := range tps {
+		if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != tp.Topic {
+			rt := kmsg.NewTxnOffsetCommitRequestTopic()
+			rt.Topic, rt.TopicID = tp.Topic, ids[tp.Topic]
+			req.Topics = append(req.Topics, rt)
+		}
+		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset, p.LeaderEpoch = tp.Partition, c.Offsets[tp], -1
+		if m, ok := c.Metadata[tp]; ok {
+			p.Metadata = kmsg.StringPtr(m)
+		}
+		rt := &req.Topics[len(req.Topics)-1]
+		rt.Partitions = append(rt.Partitions, p)
 	}
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/connectd/connectd/internal/commitchunk"
 	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkaconn"
 	"github.com/connectd/connectd/internal/txnoffsets"
@@ -437,5 +438,86 @@ func TestTxnOffsetsSourceWithoutGroupRefused(t *testing.T) {
 	}
 	if got := readCommitted(t, addr, 1, "out"); !slices.Equal(got["out"], []string{"after"}) {
 		t.Fatalf("read_committed sees %v first, want [after]: the refused transaction was not aborted", got["out"])
+	}
+}
+
+// A transaction carrying the offsets of many partitions commits them in
+// several TxnOffsetCommit requests, each within the chunk budget (the
+// coordinator writes a request as one record batch, refused past the
+// broker's message.max.bytes: ~8,000 partitions at the real budget), and
+// every partition's offset lands with the transaction.
+func TestTxnOffsetsManyPartitionsSplit(t *testing.T) {
+	t.Parallel()
+	const partitions = 40
+	c, addr := newCluster(t, kfake.SeedTopics(partitions, "in"), kfake.SeedTopics(1, "out"))
+	var (
+		mu       sync.Mutex
+		requests [][]int32 // the partitions of "in" in each TxnOffsetCommit
+	)
+	c.ControlKey(int16(kmsg.TxnOffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		var ps []int32
+		for _, rt := range req.(*kmsg.TxnOffsetCommitRequest).Topics {
+			for _, rp := range rt.Partitions {
+				ps = append(ps, rp.Partition)
+			}
+		}
+		mu.Lock()
+		requests = append(requests, ps)
+		mu.Unlock()
+		return nil, nil, false
+	})
+	src := newFakeSource(addr)
+	s := newConnectedSink(t, eosYAML(addr, ""))
+	per := commitchunk.RecordBytes(src.group, "in", 0)
+	s.offsetChunkBytes = 10 * per
+
+	var b service.MessageBatch
+	for p := range int32(partitions) {
+		m := message("v", "topic", "out")
+		o := txnoffsets.Origin{Source: src, Topic: "in", Partition: p, Offset: int64(p)}
+		b = append(b, m.WithContext(txnoffsets.WithOrigin(context.Background(), o)))
+	}
+	if err := s.WriteBatch(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	got := slices.Clone(requests)
+	mu.Unlock()
+	if len(got) != partitions/10 {
+		t.Fatalf("%d TxnOffsetCommit requests %v, want %d of 10 partitions each", len(got), got, partitions/10)
+	}
+	seen := map[int32]int{}
+	for i, ps := range got {
+		if len(ps)*per > s.offsetChunkBytes {
+			t.Errorf("request %d carries %d partitions, over the budget of 10", i, len(ps))
+		}
+		for _, p := range ps {
+			seen[p]++
+		}
+	}
+	for p := range int32(partitions) {
+		if seen[p] != 1 {
+			t.Errorf("partition %d in %d requests, want 1", p, seen[p])
+		}
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(kadm.RequireStable(context.Background()), 10*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(cl).FetchOffsets(ctx, src.group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(partitions) {
+		o, ok := resp.Lookup("in", p)
+		if !ok || o.Err != nil || o.At != int64(p)+1 {
+			t.Errorf("in/%d: committed %+v (found %v), want offset %d", p, o, ok, p+1)
+		}
 	}
 }

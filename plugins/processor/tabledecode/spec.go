@@ -6,6 +6,7 @@ package tabledecode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/metricdoc"
 	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 	"github.com/connectd/connectd/schema"
@@ -18,7 +19,7 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Parsing").
-		Summary("Decodes each message into a typed row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format.").
+		Summary("Decodes each message into a typed row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent, raw or protobuf format.").
 		Description(`
 The message bytes are decoded by the table's format into the table's physical columns; the message becomes a
 structured row keyed by column name. Types are kept: TIMESTAMP, TIMESTAMP_LTZ, DATE and TIME as time values,
@@ -47,6 +48,17 @@ the writer lacks is NULL (an error for a NOT NULL column); values follow Avro's 
 DOUBLE, float to DOUBLE, enum to STRING, ...), and anything else is a bad record naming the field, both types and the
 schema id. `+"`table_encode`"+` registers the schema derived from the table (as Flink's AvroSchemaConverter) under the
 subject `+"`<kafka_topic>-value`"+`, or `+"`avro-confluent.subject`"+`.
+
+### protobuf
+
+Records are Protocol Buffers messages of `+"`protobuf.message-name`"+` (its full name), whose schema is
+`+"`protobuf.descriptor-file`"+`: a .proto file (compiled at start; imports beside it, Google's well-known types built
+in) or a descriptor set from `+"`protoc --descriptor_set_out --include_imports`"+`. Columns are the message's fields by
+name, typed as Flink maps them (int32 kinds INT, int64 kinds BIGINT, unsigned ones wrapping as Java's int and long,
+enum STRING or an integer type, message ROW, repeated ARRAY, map MAP); a column without such a field is a config error
+naming both. A field with presence (proto2, proto3 `+"`optional`"+`, messages) that a record leaves unset is NULL, or its
+default with `+"`protobuf.read-default-values`"+`. Flink's `+"`protobuf.message-class-name`"+` (a compiled Java class) is
+refused with a pointer to these two options.
 
 ### Bad records
 
@@ -105,6 +117,7 @@ pipeline:
 }
 
 func init() {
+	metricdoc.Register(table.BadMetrics(component)...)
 	spec := Spec()
 	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
 		_, err := table.ProcessorFromParsed(conf)

@@ -6,6 +6,7 @@ package tableencode
 import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 
+	"github.com/connectd/connectd/internal/metricdoc"
 	"github.com/connectd/connectd/internal/speclint"
 	"github.com/connectd/connectd/internal/table"
 )
@@ -17,7 +18,7 @@ func Spec() *service.ConfigSpec {
 	return service.NewConfigSpec().
 		Beta().
 		Categories("Parsing").
-		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent or raw format.").
+		Summary("Encodes each structured message, a row of a table defined in Flink SQL DDL or YAML, with Flink's json, csv, avro, avro-confluent, raw or protobuf format.").
 		Description(`
 The message must be an object: a row keyed by column name, such as `+"`table_decode`"+` produces. Its physical
 columns are written in the format; keys that are not physical columns are ignored, and absent columns are null
@@ -55,6 +56,7 @@ pipeline:
 }
 
 func init() {
+	metricdoc.Register(table.BadMetrics(component)...)
 	spec := Spec()
 	speclint.Register(speclint.Processor, component, spec, func(conf *service.ParsedConfig) error {
 		_, err := table.ProcessorFromParsed(conf)

@@ -21,11 +21,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/linkedin/goavro/v2"
 
 	"github.com/connectd/connectd/schema"
+	"github.com/connectd/connectd/schema/compat"
 	"github.com/connectd/connectd/schema/format/avro"
 	"github.com/connectd/connectd/schema/registry"
 )
@@ -98,6 +100,9 @@ func New(row *schema.Type, opts Options) (*Format, error) {
 
 // SchemaJSON returns the schema that Encode registers.
 func (f *Format) SchemaJSON() string { return f.schema }
+
+// Registry returns the format's schema registry client.
+func (f *Format) Registry() *registry.Client { return f.client }
 
 // Decode reads one record with no topic known.
 func (f *Format) Decode(data []byte) (map[string]any, error) {
@@ -216,7 +221,15 @@ func (f *Format) schemaID(ctx context.Context, subject string) (int, error) {
 	}
 	var err error
 	if f.opts.AutoRegister {
+		if err := f.checkCompatible(ctx, subject); err != nil {
+			return 0, err
+		}
 		id, err = f.client.Register(ctx, subject, f.schema)
+		if errors.Is(err, registry.ErrIncompatible) {
+			// The registry refused it (409) although the check passed (a
+			// version registered meanwhile): say which field.
+			return 0, f.incompatible(ctx, subject, registry.Verdict{}, err)
+		}
 	} else {
 		id, err = f.client.Lookup(ctx, subject, f.schema)
 	}
@@ -231,6 +244,68 @@ func (f *Format) schemaID(ctx context.Context, subject string) (int, error) {
 	f.mu.ids[subject] = id
 	f.mu.Unlock()
 	return id, nil
+}
+
+// checkCompatible asks the registry, before the table's schema is
+// registered under subject, whether the subject's compatibility level
+// allows it (Flink registers without asking; the registry would refuse an
+// incompatible schema with HTTP 409 and no field named). An incompatible
+// schema is an error that wraps registry.ErrIncompatible and names the
+// field that breaks it.
+func (f *Format) checkCompatible(ctx context.Context, subject string) error {
+	v, err := f.client.CheckCompatibility(ctx, subject, f.schema)
+	if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrUnauthorized) {
+		// A registry without the config or compatibility endpoints, or
+		// credentials that may register but not read the config (some
+		// hosted registries): registering still refuses an incompatible
+		// schema (409), explained then.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("format avro-confluent: subject %s: checking the table's schema against the subject's compatibility level: %w", subject, err)
+	}
+	if v.Compatible {
+		return nil
+	}
+	return f.incompatible(ctx, subject, v, nil)
+}
+
+// incompatible is the error for a schema the registry finds incompatible:
+// v says so (the check before registering), or the registry refused to
+// register it (cause, HTTP 409). It gives the registry's own reasons, else
+// the field that compat.Check names against the subject's versions.
+func (f *Format) incompatible(ctx context.Context, subject string, v registry.Verdict, cause error) error {
+	why := strings.Join(v.Messages, "; ")
+	if why == "" {
+		why = f.explain(ctx, subject, v.Level)
+	}
+	what := "the registry refused the table's schema as incompatible"
+	if v.Level != "" {
+		what = "the table's schema breaks the subject's " + v.Level + " compatibility level"
+	}
+	if cause != nil {
+		why = fmt.Sprintf("%s (%v)", why, cause)
+	}
+	return fmt.Errorf("format avro-confluent: subject %s: registering the table's schema: %w: %s: %s; "+
+		"change the table compatibly (for example add columns as NULL-able, keep types), or the subject's compatibility level in the registry",
+		subject, registry.ErrIncompatible, what, why)
+}
+
+// explain checks the table's schema locally against the subject's
+// versions, for a registry that gives no reasons.
+func (f *Format) explain(ctx context.Context, subject, level string) string {
+	l, err := compat.ParseLevel(level)
+	if err != nil {
+		l = compat.Backward
+	}
+	versions, err := f.client.Schemas(ctx, subject)
+	if err != nil {
+		return fmt.Sprintf("the registry gave no reason, and reading the subject's versions failed: %v", err)
+	}
+	if err := compat.Check(l, f.schema, versions); err != nil {
+		return err.Error()
+	}
+	return "the registry gave no reason (a local check at " + string(l) + " finds none)"
 }
 
 // codecSchema renames a top record named as Flink names it

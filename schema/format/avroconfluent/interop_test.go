@@ -7,37 +7,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
-	"os"
 	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/pythontest"
 	"github.com/connectd/connectd/schema"
 	"github.com/connectd/connectd/schema/format/avroconfluent"
 	"github.com/connectd/connectd/schema/registry/registrytest"
 )
 
-// python returns the interpreter for testdata/interop.py: $CONNECTD_PYTHON or
-// python3, with confluent-kafka's schema registry client and fastavro. The
-// test is skipped when it is missing, unless CONNECTD_REQUIRE_INTEROP=1.
+// python returns the interpreter for testdata/interop.py, with
+// confluent-kafka's schema registry client and fastavro.
 func python(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("CONNECTD_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
-	out, err := exec.Command(py, "-c", "import confluent_kafka.schema_registry.avro, fastavro").CombinedOutput()
-	if err != nil {
-		msg := "interop with Confluent's Python client needs " + py + " with confluent-kafka (extras avro, schemaregistry), fastavro and requests " +
-			"(pip install 'confluent-kafka[avro,schemaregistry]' fastavro requests; set CONNECTD_PYTHON to the interpreter): " + err.Error() + ": " + strings.TrimSpace(string(out))
-		if os.Getenv("CONNECTD_REQUIRE_INTEROP") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return py
+	return pythontest.Interpreter(t, "confluent_kafka.schema_registry.avro, fastavro", "'confluent-kafka[avro,schemaregistry]' fastavro requests")
 }
 
 func runInterop(t *testing.T, py, url, mode, topic string, stdin []byte) []string {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/connectd/connectd/schema/compat"
 	"github.com/connectd/connectd/schema/registry"
 )
 
@@ -33,6 +34,13 @@ type Registry struct {
 		requests  map[string]int   // "METHOD path" -> count
 		fail5xx   int              // the next n requests fail with 500
 		postTypes map[string]int   // Content-Type of POSTs -> count
+		// levels are the compatibility levels set with SetCompatibility
+		// (subject "" is the global one); with none, the config and
+		// compatibility endpoints answer 404, as a registry that lacks them.
+		levels map[string]compat.Level
+		// reasons: the compatibility check answers with messages
+		// (verbose), as Confluent's registry does.
+		reasons bool
 	}
 }
 
@@ -101,6 +109,51 @@ func (r *Registry) RefuseChanges() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.mu.strict = true
+}
+
+// SetCompatibility sets subject's compatibility level ("" sets the global
+// one) and turns on GET /config/{subject}, GET /config and POST
+// /compatibility/subjects/{subject}/versions[/latest]; registering then
+// refuses (409) a schema that breaks the subject's level. With reasons, the
+// check answers with messages naming the field, as Confluent's registry
+// does with verbose=true; without, with none.
+func (r *Registry) SetCompatibility(subject string, level compat.Level, reasons bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.levels == nil {
+		r.mu.levels = map[string]compat.Level{}
+	}
+	r.mu.levels[subject] = level
+	r.mu.reasons = reasons
+}
+
+// levelLocked is subject's level, or the global one; ok is false when no
+// level was set at all.
+func (r *Registry) levelLocked(subject string) (compat.Level, bool) {
+	if r.mu.levels == nil {
+		return "", false
+	}
+	if l, ok := r.mu.levels[subject]; ok {
+		return l, true
+	}
+	if l, ok := r.mu.levels[""]; ok {
+		return l, true
+	}
+	return compat.Backward, true
+}
+
+// checkLocked checks schema against subject's versions at its level.
+func (r *Registry) checkLocked(subject, schema string, all bool) error {
+	level, _ := r.levelLocked(subject)
+	var versions []string
+	for _, id := range r.mu.subjects[subject] {
+		versions = append(versions, r.mu.schemas[id])
+	}
+	if !all && len(versions) > 1 && level != compat.None {
+		// .../versions/latest: the latest only, at the non-transitive form.
+		versions = versions[len(versions)-1:]
+	}
+	return compat.Check(level, schema, versions)
 }
 
 // Fail5xx makes the next n requests fail with HTTP 500.
@@ -190,6 +243,12 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		if !ok {
 			return
 		}
+		if _, ok := r.levelLocked(subject); ok && typ == "" {
+			if err := r.checkLocked(subject, schema, true); err != nil {
+				writeError(w, http.StatusConflict, 409, "Schema being registered is incompatible with an earlier schema for subject %q, details: %v", subject, err)
+				return
+			}
+		}
 		if vs := r.mu.subjects[subject]; r.mu.strict && len(vs) > 0 && r.mu.schemas[vs[len(vs)-1]] != schema {
 			if _, exists := r.mu.ids[typ+"\x00"+schema]; !exists || !contains(vs, r.mu.ids[typ+"\x00"+schema]) {
 				writeError(w, http.StatusConflict, 409, "Schema being registered is incompatible with an earlier schema for subject %q", subject)
@@ -215,15 +274,69 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 		writeError(w, http.StatusNotFound, 40403, "Schema not found")
-	case req.Method == http.MethodGet && len(parts) == 4 && parts[0] == "subjects" && parts[2] == "versions" && parts[3] == "latest":
+	case req.Method == http.MethodGet && len(parts) == 3 && parts[0] == "subjects" && parts[2] == "versions":
 		subject := unescape(parts[1])
 		vs := r.mu.subjects[subject]
 		if len(vs) == 0 {
 			writeError(w, http.StatusNotFound, 40401, "Subject '%s' not found.", subject)
 			return
 		}
-		id := vs[len(vs)-1]
-		writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "id": id, "version": len(vs), "schema": r.mu.schemas[id]})
+		versions := make([]int, len(vs))
+		for i := range vs {
+			versions[i] = i + 1
+		}
+		writeJSON(w, http.StatusOK, versions)
+	case req.Method == http.MethodGet && len(parts) == 4 && parts[0] == "subjects" && parts[2] == "versions":
+		subject := unescape(parts[1])
+		vs := r.mu.subjects[subject]
+		if len(vs) == 0 {
+			writeError(w, http.StatusNotFound, 40401, "Subject '%s' not found.", subject)
+			return
+		}
+		v := len(vs)
+		if parts[3] != "latest" {
+			n, err := strconv.Atoi(parts[3])
+			if err != nil || n < 1 || n > len(vs) {
+				writeError(w, http.StatusNotFound, 40402, "Version %s not found.", parts[3])
+				return
+			}
+			v = n
+		}
+		id := vs[v-1]
+		writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "id": id, "version": v, "schema": r.mu.schemas[id]})
+	case req.Method == http.MethodGet && r.mu.levels != nil && (len(parts) == 1 || len(parts) == 2) && parts[0] == "config":
+		subject := ""
+		if len(parts) == 2 {
+			subject = unescape(parts[1])
+		}
+		l, ok := r.mu.levels[subject]
+		if !ok && (subject == "" || req.URL.Query().Get("defaultToGlobal") == "true") {
+			l, ok = r.levelLocked(subject)
+		}
+		if !ok {
+			writeError(w, http.StatusNotFound, 40408, "Subject '%s' does not have subject-level compatibility configured", subject)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"compatibilityLevel": string(l)})
+	case req.Method == http.MethodPost && r.mu.levels != nil && (len(parts) == 4 || len(parts) == 5) && parts[0] == "compatibility" && parts[1] == "subjects" && parts[3] == "versions":
+		subject, _, schema, ok := r.readSchemaLocked(w, req, parts[2])
+		if !ok {
+			return
+		}
+		if len(parts) == 5 && parts[4] != "latest" {
+			writeError(w, http.StatusNotFound, 40402, "Version %s not found", parts[4])
+			return
+		}
+		if len(r.mu.subjects[subject]) == 0 {
+			writeError(w, http.StatusNotFound, 40401, "Subject '%s' not found.", subject)
+			return
+		}
+		err := r.checkLocked(subject, schema, len(parts) == 4)
+		body := map[string]any{"is_compatible": err == nil}
+		if err != nil && r.mu.reasons {
+			body["messages"] = []string{err.Error()}
+		}
+		writeJSON(w, http.StatusOK, body)
 	default:
 		writeError(w, http.StatusNotFound, 404, "HTTP 404 Not Found: %s %s", req.Method, path)
 	}
