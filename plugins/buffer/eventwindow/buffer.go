@@ -155,6 +155,7 @@ type Buffer struct {
 		// maxSplitKeys; splitWarned once the first was logged.
 		splitKeys   map[string]struct{}
 		splitWarned bool
+		parts       map[part]*part // interned partitions (partitions.go)
 
 		// writers are the watermarks of the writers of a repartition
 		// topic, per partition (writers.go).
@@ -171,6 +172,7 @@ func New(cfg Config, res *service.Resources) *Buffer {
 	b.mu.live = map[*batchRef]struct{}{}
 	b.mu.sources = map[txnoffsets.WindowSource]struct{}{}
 	b.mu.splitKeys = map[string]struct{}{}
+	b.mu.parts = map[part]*part{}
 	b.mu.writers = map[part]*partMarks{}
 	b.mu.changed = make(chan struct{})
 	go b.endWindows()
@@ -432,7 +434,7 @@ func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks
 		vals[i] = v
 	}
 	b.mu.seq++
-	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content, from: partOf(msg), cut: restoredCut{restored.Cutoff, restoredOK}}
+	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content, from: b.partOfLocked(msg), cut: restoredCut{restored.Cutoff, restoredOK}}
 	var joined, committed bool
 	switch b.cfg.Kind {
 	case Tumbling, Sliding:
@@ -477,7 +479,7 @@ type rec struct {
 	seq     uint64
 	vals    []any
 	content any
-	from    part        // its partition, when other processes read some (partitions.go)
+	from    *part       // its partition, when other processes read some (partitions.go)
 	cut     restoredCut // its partition's restored cutoff (exactlyonce.go)
 }
 
@@ -490,8 +492,9 @@ func (b *Buffer) fold(w *window, r rec, ref *batchRef) {
 		w.accs[i].add(spec.Op, v, r.ts, r.seq)
 	}
 	b.notePartLocked(w, r.from)
-	if r.cut.after(w.cut) {
-		w.cut = r.cut
+	if b.cfg.Kind == Session && (w.cut == nil && r.cut.ok || w.cut != nil && r.cut.after(*w.cut)) {
+		c := r.cut
+		w.cut = &c
 	}
 	if b.cfg.Aggregate != nil {
 		w.rows = append(w.rows, row{seq: r.seq, v: r.content})
@@ -561,7 +564,7 @@ func (b *Buffer) assignSessionLocked(key string, r rec, ref *batchRef) bool {
 			} else {
 				target.mergeInto(s, b.cfg.Aggregates)
 				b.mergePartsLocked(target, s)
-				if s.cut.after(target.cut) {
+				if s.cut != nil && (target.cut == nil || s.cut.after(*target.cut)) {
 					target.cut = s.cut
 				}
 				heap.Remove(&b.mu.heap, s.idx)

@@ -109,7 +109,7 @@ func (c restoredCut) committed(fireAt int64, key string, start int64) bool {
 // its records' partitions by fire time and key alone (its start may differ
 // from that of the session in the output, of which it is a part).
 func sessionCommitted(w *window) bool {
-	return w.cut.committed(w.fireAt, w.key, math.MinInt64)
+	return w.cut != nil && w.cut.committed(w.fireAt, w.key, math.MinInt64)
 }
 
 // PrepareResults returns the offsets and window state to commit with the

@@ -15,8 +15,7 @@ import (
 // topic keyed by the window key first (docs/event-time.md).
 //
 // The check is per window: each window remembers the partition of its first
-// record (one topic and partition per open window, within
-// max_open_windows), and a record of another partition joining it means the
+// record (a pointer per open window, within max_open_windows), and a record of another partition joining it means the
 // key is split. That is exactly the case whose results are partial: a key
 // spread over partitions whose every window is fed by one partition still
 // gets whole results. A process sees only the partitions it reads, so one
@@ -36,37 +35,43 @@ type partitionSharer interface {
 	PartitionsShared() bool
 }
 
-// part is the Kafka partition a record was read from; the zero part (no
-// topic) is none: a record of a source that reads every partition, or not
-// from a kafka_source with a consumer group.
+// part is the Kafka partition a record was read from.
 type part struct {
 	topic     string
 	partition int32
 }
 
-// partOf returns the partition of msg when its kafka_source shares its
-// topics' partitions with other processes, else the zero part.
-func partOf(msg *service.Message) part {
+// partOfLocked returns the partition of msg when its kafka_source shares its
+// topics' partitions with other processes, else nil. Partitions are
+// interned (one per partition read), so that a window keeps a pointer and
+// compares partitions by it.
+func (b *Buffer) partOfLocked(msg *service.Message) *part {
 	o, ok := txnoffsets.FromContext(msg.Context())
 	if !ok {
-		return part{}
+		return nil
 	}
 	if s, ok := o.Source.(partitionSharer); !ok || !s.PartitionsShared() {
-		return part{}
+		return nil
 	}
-	return part{topic: o.Topic, partition: o.Partition}
+	p := part{topic: o.Topic, partition: o.Partition}
+	ip := b.mu.parts[p]
+	if ip == nil {
+		ip = &p
+		b.mu.parts[p] = ip
+	}
+	return ip
 }
 
 // notePartLocked records that a record of p joins w, and reports the key as
 // split the first time a window of it holds records of two partitions.
-func (b *Buffer) notePartLocked(w *window, p part) {
+func (b *Buffer) notePartLocked(w *window, p *part) {
 	switch {
-	case p.topic == "" || w.split:
-	case w.from.topic == "":
+	case p == nil || w.split:
+	case w.from == nil:
 		w.from = p
 	case w.from != p:
 		w.split = true
-		b.splitKeyLocked(w.key, w.from, p)
+		b.splitKeyLocked(w.key, *w.from, *p)
 	}
 }
 
@@ -77,9 +82,7 @@ func (b *Buffer) mergePartsLocked(w, o *window) {
 		w.split = true
 		return
 	}
-	if o.from.topic != "" {
-		b.notePartLocked(w, o.from)
-	}
+	b.notePartLocked(w, o.from)
 }
 
 // splitKeyLocked counts a key found in several partitions, once while it is

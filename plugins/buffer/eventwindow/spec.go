@@ -94,10 +94,10 @@ about 60 MiB.
 ### Memory
 
 Besides the input records that kafka_source keeps until the windows fire (above), the buffer holds per open window and
-key, measured by `+"`BenchmarkOpenWindowMemory`"+` (10,000 keys, live heap after a collection): about 310 bytes with
-`+"`aggregates: {n: count}`"+`, 550 bytes with four aggregates (count, sum, min, max), and about 14 bytes more for each
+key, measured by `+"`BenchmarkOpenWindowMemory`"+` (10,000 keys, live heap after a collection): about 320 bytes with
+`+"`aggregates: {n: count}`"+`, 560 bytes with four aggregates (count, sum, min, max), and about 14 bytes more for each
 further record (its batch's acknowledgement). With `+"`aggregate`"+` each record is also kept as a parsed row until
-the window fires: about 620 bytes for a window of one small JSON record (`+"`{\"amount\":42}`"+`), and 420 bytes
+the window fires: about 630 bytes for a window of one small JSON record (`+"`{\"amount\":42}`"+`), and 420 bytes
 for each further one; larger records cost their parsed size. 10,000 keys in one-minute windows with a count
 therefore hold about 3 MiB in the buffer.
 
