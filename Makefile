@@ -85,7 +85,7 @@ lint: build
 ## BENCH_FLINK=1 adds the scenario flink (Apache Flink's Kafka connector as a contender;
 ## needs Java 17+ and Maven with Maven Central, see docs/benchmarks.md).
 comma := ,
-BENCH_SCENARIOS ?= source,sink,windows,formats,partitions10k$(if $(filter 1,$(BENCH_FLINK)),$(comma)flink)
+BENCH_SCENARIOS ?= source,sink,windows,repartition,formats,partitions10k$(if $(filter 1,$(BENCH_FLINK)),$(comma)flink)
 BENCH_FLAGS ?= -scenarios $(BENCH_SCENARIOS) -records 5000000 -size 200 -partitions 8 -rounds 3
 bench: build
 	scripts/kafka.sh up

@@ -41,7 +41,8 @@ func (h *CLI) OnRunFlags(c *cli.Context) error {
 }
 
 // lint reports the problems and lets Benthos's lint run: ExitCode then
-// makes the command fail.
+// makes the command fail, unless every problem is a warning (strict mode,
+// Benthos's --deprecated, fails on warnings too).
 func (h *CLI) lint(c *cli.Context) error {
 	paths := append(c.Args().Slice(), c.StringSlice("resources")...)
 	if conf := c.String("config"); conf != "" {
@@ -51,18 +52,21 @@ func (h *CLI) lint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	strict := c.Bool("deprecated")
 	for _, p := range problems {
 		if !p.ByRule {
 			fmt.Fprintln(h.out, p)
 		}
-		h.failed = true
+		if !p.Warning || strict {
+			h.failed = true
+		}
 	}
 	return nil
 }
 
 // run stops a run whose configs have problems, unless --chilled, with
 // which Benthos runs a config that does not lint (the problems are then
-// printed as warnings).
+// printed as warnings). Warnings are printed and do not stop the run.
 func (h *CLI) run(c *cli.Context, streams bool) error {
 	var paths []string
 	main := c.String("config")
@@ -82,9 +86,16 @@ func (h *CLI) run(c *cli.Context, streams bool) error {
 	if err != nil || len(problems) == 0 {
 		return err
 	}
-	lines := make([]string, len(problems))
-	for i, p := range problems {
-		lines[i] = p.String()
+	var lines []string
+	for _, p := range problems {
+		if p.Warning {
+			fmt.Fprintf(h.out, "connectd: config warning: %s\n", p)
+			continue
+		}
+		lines = append(lines, p.String())
+	}
+	if len(lines) == 0 {
+		return nil
 	}
 	if c.Bool("chilled") {
 		fmt.Fprintf(h.out, "connectd: running despite config problems (--chilled):\n%s\n", strings.Join(lines, "\n"))

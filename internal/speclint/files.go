@@ -20,10 +20,19 @@ type Problem struct {
 	// ByRule: Benthos's linter reports it too, through the component's
 	// lint rule (Register), so `connectd lint` need not print it.
 	ByRule bool
+	// Warning: the config runs, but probably not as meant
+	// (RegisterDocumentWarning). `connectd lint` prints it and exits 0
+	// unless --deprecated (strict) is given; `connectd run` prints it and
+	// runs.
+	Warning bool
 }
 
-// String formats the problem as Benthos's linter does: "path(line,col) message".
+// String formats the problem as Benthos's linter does: "path(line,col) message",
+// a warning as "path(line,col) warning: message".
 func (p Problem) String() string {
+	if p.Warning {
+		return fmt.Sprintf("%s(%d,%d) warning: %s", p.Path, p.Line, p.Column, p.Message)
+	}
 	return fmt.Sprintf("%s(%d,%d) %s", p.Path, p.Line, p.Column, p.Message)
 }
 
@@ -88,6 +97,13 @@ func CheckYAML(data []byte) []Problem {
 	for _, check := range documentChecks() {
 		for _, msg := range check(&root) {
 			problems = append(problems, locate(msg))
+		}
+	}
+	for _, check := range documentWarnings() {
+		for _, msg := range check(&root) {
+			p := locate(msg)
+			p.Warning = true
+			problems = append(problems, p)
 		}
 	}
 	return problems

@@ -67,6 +67,7 @@ var registry = struct {
 	sync.Mutex
 	components map[string]*component
 	documents  []DocumentCheck
+	warnings   []DocumentCheck
 }{components: map[string]*component{}}
 
 // lintMethod is the one Bloblang method behind every connectd lint rule.
@@ -221,6 +222,22 @@ func documentChecks() []DocumentCheck {
 	registry.Lock()
 	defer registry.Unlock()
 	return append([]DocumentCheck(nil), registry.documents...)
+}
+
+// RegisterDocumentWarning adds a check whose findings are warnings: a
+// config that runs, but probably not as meant (window keys that other
+// processes also see). `connectd lint` prints them and exits 0 (1 with
+// --deprecated, its strict mode); `connectd run` prints them and runs.
+func RegisterDocumentWarning(c DocumentCheck) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.warnings = append(registry.warnings, c)
+}
+
+func documentWarnings() []DocumentCheck {
+	registry.Lock()
+	defer registry.Unlock()
+	return append([]DocumentCheck(nil), registry.warnings...)
 }
 
 // ErrNotRegistered is returned by Validate for a name no component

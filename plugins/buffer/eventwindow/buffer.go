@@ -82,6 +82,7 @@ type metrics struct {
 	fired, lateDropped, lateErrored, nacks *service.MetricCounter
 	badRecords, replaysSkipped             *service.MetricCounter
 	replayedWindows                        *service.MetricCounter
+	splitKeys                              *service.MetricCounter
 }
 
 func newMetrics(m *service.Metrics) metrics {
@@ -99,6 +100,10 @@ func newMetrics(m *service.Metrics) metrics {
 		// Sessions rebuilt from replayed records whose results are in
 		// the output already.
 		replayedWindows: m.NewCounter("event_window_replayed_sessions_dropped"),
+		// Window keys whose records arrive from more than one partition
+		// while other processes read some of the partitions: their
+		// windows are partial (partitions.go).
+		splitKeys: m.NewCounter("event_window_keys_from_several_partitions"),
 	}
 }
 
@@ -113,6 +118,8 @@ type Buffer struct {
 	run       *halt.Run
 	closing   chan struct{}
 	closeOnce sync.Once
+	// now is the processing-time clock of writes (time.Now; tests set it).
+	now func() time.Time
 
 	mu struct {
 		sync.Mutex
@@ -138,24 +145,35 @@ type Buffer struct {
 		// or waiting, in window order, not settled yet.
 		sources    map[txnoffsets.WindowSource]struct{}
 		lastSource txnoffsets.WindowSource
-		cutoff     txnoffsets.Cutoff
-		hasCutoff  bool
 		results    []*pendingResult
 		resultSeq  uint64
 		txnSeen    bool // PrepareResults was called: a transactional output
 		epoch      uint64
 		nacks      acker // input batches dropped by resetLocked, to nack
+
+		// Keys found in several partitions (partitions.go), at most
+		// maxSplitKeys; splitWarned once the first was logged.
+		splitKeys   map[string]struct{}
+		splitWarned bool
+		parts       map[part]*part // interned partitions (partitions.go)
+
+		// writers are the watermarks of the writers of a repartition
+		// topic, per partition (writers.go).
+		writers map[part]*partMarks
 	}
 }
 
 // New returns a buffer for a validated config.
 func New(cfg Config, res *service.Resources) *Buffer {
-	b := &Buffer{cfg: cfg, log: res.Logger(), met: newMetrics(res.Metrics()), run: halt.For(res), closing: make(chan struct{})}
+	b := &Buffer{cfg: cfg, log: res.Logger(), met: newMetrics(res.Metrics()), run: halt.For(res), closing: make(chan struct{}), now: time.Now}
 	b.mu.watermark = math.MinInt64
 	b.mu.windows = map[winID]*window{}
 	b.mu.sessions = map[string][]*window{}
 	b.mu.live = map[*batchRef]struct{}{}
 	b.mu.sources = map[txnoffsets.WindowSource]struct{}{}
+	b.mu.splitKeys = map[string]struct{}{}
+	b.mu.parts = map[part]*part{}
+	b.mu.writers = map[part]*partMarks{}
 	b.mu.changed = make(chan struct{})
 	go b.endWindows()
 	return b
@@ -272,7 +290,7 @@ func (b *Buffer) WriteBatch(ctx context.Context, batch service.MessageBatch, ack
 		b.mu.Unlock()
 		return err
 	}
-	b.mu.lastWrite = time.Now()
+	b.mu.lastWrite = b.now()
 	ref := &batchRef{pending: 1, ack: func(err error) { _ = ackFn(context.Background(), err) }}
 	b.mu.live[ref] = struct{}{}
 	var acks acker
@@ -377,7 +395,7 @@ func (b *Buffer) eventTime(msg *service.Message) (int64, error) {
 func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks *acker) {
 	defer b.advanceFromLocked(msg, acks)
 
-	restored, _ := b.originLocked(msg)
+	restored, restoredOK := b.originLocked(msg)
 	ts, err := b.eventTime(msg)
 	if err != nil {
 		b.met.badRecords.Incr(1)
@@ -416,7 +434,7 @@ func (b *Buffer) addLocked(msg *service.Message, ref *batchRef, vals []any, acks
 		vals[i] = v
 	}
 	b.mu.seq++
-	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content}
+	r := rec{ts: ts, seq: b.mu.seq, vals: vals, content: content, from: b.partOfLocked(msg), cut: restoredCut{restored.Cutoff, restoredOK}}
 	var joined, committed bool
 	switch b.cfg.Kind {
 	case Tumbling, Sliding:
@@ -461,6 +479,8 @@ type rec struct {
 	seq     uint64
 	vals    []any
 	content any
+	from    *part       // its partition, when other processes read some (partitions.go)
+	cut     restoredCut // its partition's restored cutoff (exactlyonce.go)
 }
 
 func (b *Buffer) fold(w *window, r rec, ref *batchRef) {
@@ -470,6 +490,11 @@ func (b *Buffer) fold(w *window, r rec, ref *batchRef) {
 			continue // SQL: COUNT(col), SUM, MIN, MAX skip nulls
 		}
 		w.accs[i].add(spec.Op, v, r.ts, r.seq)
+	}
+	b.notePartLocked(w, r.from)
+	if b.cfg.Kind == Session && (w.cut == nil && r.cut.ok || w.cut != nil && r.cut.after(*w.cut)) {
+		c := r.cut
+		w.cut = &c
 	}
 	if b.cfg.Aggregate != nil {
 		w.rows = append(w.rows, row{seq: r.seq, v: r.content})
@@ -504,7 +529,7 @@ func (b *Buffer) assignFixedLocked(key string, r rec, ref *batchRef) (joined, co
 	for start := windowStart(r.ts, slide); start > r.ts-size; start -= slide {
 		end := start + size
 		at := fireAt(end, b.cfg.AllowedLateness)
-		if b.committedLocked(at, key, start) {
+		if r.cut.committed(at, key, start) {
 			committed = true
 			continue // in the output before a restart
 		}
@@ -538,6 +563,10 @@ func (b *Buffer) assignSessionLocked(key string, r rec, ref *batchRef) bool {
 				target = s
 			} else {
 				target.mergeInto(s, b.cfg.Aggregates)
+				b.mergePartsLocked(target, s)
+				if s.cut != nil && (target.cut == nil || s.cut.after(*target.cut)) {
+					target.cut = s.cut
+				}
 				heap.Remove(&b.mu.heap, s.idx)
 			}
 			continue
@@ -577,9 +606,16 @@ func (b *Buffer) advanceFromLocked(msg *service.Message, acks *acker) {
 		b.log.Warnf("event_window: ignoring the watermark of a record: %v", err)
 		return
 	}
-	if ok {
-		b.advanceLocked(wm, acks)
+	if !ok {
+		return
 	}
+	if b.cfg.WatermarkWriterMeta != "" {
+		var hold bool
+		if wm, hold = b.writerWatermarkLocked(msg, wm); hold {
+			return
+		}
+	}
+	b.advanceLocked(wm, acks)
 }
 
 // advanceLocked moves the watermark forward (never back) and fires every
@@ -617,7 +653,7 @@ func (b *Buffer) fireLocked(w *window, acks *acker) {
 	default:
 		delete(b.mu.windows, winID{w.key, w.start})
 	}
-	if b.cfg.Kind == Session && b.sessionCommittedLocked(w) {
+	if b.cfg.Kind == Session && sessionCommitted(w) {
 		// Rebuilt from replayed records after a restart: the session's
 		// result is in the output already.
 		b.met.replayedWindows.Incr(1)

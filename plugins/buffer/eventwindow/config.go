@@ -83,6 +83,12 @@ type Config struct {
 	// EventTimeMeta and WatermarkMeta are metadata keys read as int64 ms.
 	EventTimeMeta string
 	WatermarkMeta string
+	// WatermarkWriterMeta, when set, names the metadata holding the writer
+	// of a record's watermark (writers.go): the watermark is then the
+	// minimum over the writers seen within WatermarkWriterIdle.
+	WatermarkWriterMeta string
+	WatermarkWriterIdle time.Duration
+	WatermarkWriters    int
 	// TimestampMapping, when set, replaces EventTimeMeta.
 	TimestampMapping *bloblang.Executor
 
@@ -114,6 +120,9 @@ type rawConfig struct {
 	MaxOpenWindows  int
 	MaxRows         int
 	FlushAfterIdle  string
+	WriterMeta      string
+	WriterIdle      string
+	Writers         int
 }
 
 // validate checks every field and their combinations, and returns all problems
@@ -209,6 +218,17 @@ func (r rawConfig) validate(c *Config) error {
 		default:
 			c.FlushAfterIdle = d
 		}
+	}
+	c.WatermarkWriterMeta = r.WriterMeta
+	if c.WatermarkWriters = r.Writers; r.Writers < 1 {
+		errs = append(errs, fmt.Errorf("field %s: must be at least 1, got %d", FieldWatermarkWriters, r.Writers))
+	}
+	if d, err := time.ParseDuration(r.WriterIdle); err != nil {
+		errs = append(errs, fmt.Errorf("field %s: %w", FieldWatermarkWriterIdle, err))
+	} else if d <= 0 {
+		errs = append(errs, fmt.Errorf("field %s: %q must be positive", FieldWatermarkWriterIdle, r.WriterIdle))
+	} else {
+		c.WatermarkWriterIdle = d
 	}
 	return errors.Join(errs...)
 }

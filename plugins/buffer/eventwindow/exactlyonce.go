@@ -81,25 +81,35 @@ func (b *Buffer) originLocked(msg *service.Message) (txnoffsets.Restored, bool) 
 		}
 		b.mu.lastSource = ws
 	}
-	r, ok := ws.Restored(txnoffsets.TopicPartition{Topic: o.Topic, Partition: o.Partition}, o.Offset)
-	if ok && (!b.mu.hasCutoff || r.Cutoff.After(b.mu.cutoff)) {
-		b.mu.cutoff, b.mu.hasCutoff = r.Cutoff, true
-		b.log.Debugf("event_window: window results up to %+v are in the output already (restored from the committed offsets)", r.Cutoff)
-	}
-	return r, ok
+	return ws.Restored(txnoffsets.TopicPartition{Topic: o.Topic, Partition: o.Partition}, o.Offset)
 }
 
-// committedLocked reports whether window (fireAt, key, start) is at or before
-// the restored cutoff: its result is in the output already.
-func (b *Buffer) committedLocked(fireAt int64, key string, start int64) bool {
-	return b.mu.hasCutoff && txnoffsets.CompareWindow(fireAt, key, start, b.mu.cutoff) <= 0
+// restoredCut is the cutoff restored for a record's partition: the windows
+// of its keys up to it are in the output. Each record is checked against
+// its own partition's: in a process that reads every partition they are
+// all the same, and of processes that share the partitions (group mode,
+// behind a repartition topic) each committed its own.
+type restoredCut struct {
+	cut txnoffsets.Cutoff
+	ok  bool
 }
 
-// sessionCommittedLocked reports whether session w is at or before the
-// restored cutoff by fire time and key alone (its start may differ from
-// that of the session in the output, of which it is a part).
-func (b *Buffer) sessionCommittedLocked(w *window) bool {
-	return b.committedLocked(w.fireAt, w.key, math.MinInt64)
+// after reports whether c is a later cutoff than d.
+func (c restoredCut) after(d restoredCut) bool {
+	return c.ok && (!d.ok || c.cut.After(d.cut))
+}
+
+// committed reports whether window (fireAt, key, start) is at or before the
+// cutoff: its result is in the output already.
+func (c restoredCut) committed(fireAt int64, key string, start int64) bool {
+	return c.ok && txnoffsets.CompareWindow(fireAt, key, start, c.cut) <= 0
+}
+
+// sessionCommitted reports whether session w is at or before the cutoff of
+// its records' partitions by fire time and key alone (its start may differ
+// from that of the session in the output, of which it is a part).
+func sessionCommitted(w *window) bool {
+	return w.cut != nil && w.cut.committed(w.fireAt, w.key, math.MinInt64)
 }
 
 // PrepareResults returns the offsets and window state to commit with the
@@ -205,6 +215,7 @@ func (b *Buffer) resetLocked(old txnoffsets.WindowSource) {
 	}
 	b.mu.ready = nil
 	b.mu.watermark = math.MinInt64
+	clear(b.mu.writers)
 	b.met.open.Set(0)
 }
 

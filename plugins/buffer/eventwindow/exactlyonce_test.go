@@ -387,3 +387,48 @@ func TestSourceReconnectRecomputes(t *testing.T) {
 		t.Fatalf("old input 0: acks %v, want the nack of its dropped result", got)
 	}
 }
+
+// partitionCutSource restores a cutoff for partition 0 only, as a
+// partition that another process of the group committed and that moved to
+// this one.
+type partitionCutSource struct {
+	fakeWindowSource
+	cut txnoffsets.Cutoff
+}
+
+func (f *partitionCutSource) Restored(tp txnoffsets.TopicPartition, offset int64) (txnoffsets.Restored, bool) {
+	if tp.Partition != 0 {
+		return txnoffsets.Restored{}, false
+	}
+	return txnoffsets.Restored{Cutoff: f.cut, Replay: offset < 1}, true
+}
+
+// A partition's restored cutoff applies to its own records only: of
+// processes that share the partitions, another one's cutoff says nothing of
+// this one's windows.
+func TestRestoredCutoffPerPartition(t *testing.T) {
+	b := newTestBuffer(t, eosTumbling)
+	defer b.Close(context.Background())
+	src := &partitionCutSource{cut: txnoffsets.Cutoff{FireAt: 19_999, Key: "zz", Start: 10_000}}
+	rec := func(p int32, offset int64, user string, ts, wm int64) *service.Message {
+		m := msgOf(in{content: `{"user":"` + user + `"}`, ts: ts, wm: wm})
+		return m.WithContext(txnoffsets.WithOrigin(context.Background(), txnoffsets.Origin{Source: src, Topic: "t", Partition: p, Offset: offset}))
+	}
+	batch := service.MessageBatch{
+		rec(0, 0, "a", 15_000, -1), // a replay of a window in the output
+		rec(1, 0, "b", 15_000, -1), // partition 1's window [10s, 20s) is not
+		rec(1, 1, "b", 25_000, 21_000),
+	}
+	if err := b.WriteBatch(context.Background(), batch, func(context.Context, error) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	out, ack := readResults(t, b)
+	defer func() { _ = ack(context.Background(), nil) }()
+	if len(out) != 1 {
+		t.Fatalf("%d results, want 1", len(out))
+	}
+	raw, _ := out[0].AsBytes()
+	if string(raw) != `{"key":"b","n":1,"window_end_ms":20000,"window_start_ms":10000}` {
+		t.Errorf("result %s, want b's window [10s, 20s) with 1 record", raw)
+	}
+}

@@ -24,6 +24,8 @@ var metricDocs = []metricdoc.Metric{
 		Help: "Records read again after a restart whose windows' results are in the output already."},
 	{Name: "event_window_replayed_sessions_dropped", Kind: metricdoc.Counter,
 		Help: "Sessions rebuilt from replayed records whose results are in the output already, dropped unfired."},
+	{Name: "event_window_keys_from_several_partitions", Kind: metricdoc.Counter,
+		Help: "Window keys whose records of one window came from more than one partition while other processes read some of the partitions: their results are partial."},
 }
 
 func init() { metricdoc.Register(metricDocs...) }

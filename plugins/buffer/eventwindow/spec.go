@@ -33,17 +33,22 @@ const (
 	FieldMaxOpenWindows    = "max_open_windows"
 	FieldMaxRows           = "max_rows"
 	FieldFlushAfterIdle    = "flush_after_idle"
+
+	FieldWatermarkWriterMetadata = "watermark_writer_metadata"
+	FieldWatermarkWriterIdle     = "watermark_writer_idle"
+	FieldWatermarkWriters        = "watermark_writers"
 )
 
 // Defaults, declared once: the spec uses them.
 const (
-	DefaultType              = "tumbling"
-	DefaultLate              = "drop"
-	DefaultDuration          = "0s" // allowed_lateness and flush_after_idle: none
-	DefaultEventTimeMetadata = "kafka_event_time_ms"
-	DefaultWatermarkMetadata = "kafka_watermark_ms"
-	DefaultMaxOpenWindows    = 100_000
-	DefaultMaxRows           = 1_000_000
+	DefaultType                = "tumbling"
+	DefaultLate                = "drop"
+	DefaultDuration            = "0s" // allowed_lateness and flush_after_idle: none
+	DefaultEventTimeMetadata   = "kafka_event_time_ms"
+	DefaultWatermarkMetadata   = "kafka_watermark_ms"
+	DefaultMaxOpenWindows      = 100_000
+	DefaultMaxRows             = 1_000_000
+	DefaultWatermarkWriterIdle = "1m"
 )
 
 // Spec returns the config spec of the event_window buffer.
@@ -89,10 +94,10 @@ about 60 MiB.
 ### Memory
 
 Besides the input records that kafka_source keeps until the windows fire (above), the buffer holds per open window and
-key, measured by `+"`BenchmarkOpenWindowMemory`"+` (10,000 keys, live heap after a collection): about 310 bytes with
-`+"`aggregates: {n: count}`"+`, 550 bytes with four aggregates (count, sum, min, max), and about 14 bytes more for each
+key, measured by `+"`BenchmarkOpenWindowMemory`"+` (10,000 keys, live heap after a collection): about 320 bytes with
+`+"`aggregates: {n: count}`"+`, 560 bytes with four aggregates (count, sum, min, max), and about 14 bytes more for each
 further record (its batch's acknowledgement). With `+"`aggregate`"+` each record is also kept as a parsed row until
-the window fires: about 620 bytes for a window of one small JSON record (`+"`{\"amount\":42}`"+`), and 420 bytes
+the window fires: about 630 bytes for a window of one small JSON record (`+"`{\"amount\":42}`"+`), and 420 bytes
 for each further one; larger records cost their parsed size. 10,000 keys in one-minute windows with a count
 therefore hold about 3 MiB in the buffer.
 
@@ -163,6 +168,19 @@ awaiting their ack, the input waits (back-pressure). The limits are checked befo
 windows and rows it adds. When open windows alone reach a limit, the watermark is not firing
 them: the input batch is rejected (nacked) with an error naming the limit, and the input retries it.
 
+### Windows across processes
+
+Several processes reading one topic (kafka_source `+"`assignment: group`"+`, or a `+"`shard`"+`) each window only the
+records of their partitions. A key whose records sit in several partitions then gets a partial result from each
+process. Window on the Kafka key (`+"`key: ${! @kafka_key }`"+`), or repartition first: one pipeline writes the records to
+a topic keyed by the window key, a second windows that topic (docs/event-time.md, "Windows across processes"). In such
+a process the buffer checks each window: the first time one holds records of two partitions it logs a warning naming
+the key and the partitions, and `+"`event_window_keys_from_several_partitions`"+` counts such keys (remembering at most
+10,000 of them; one partition per open window). A process sees only its own partitions: one that reads a single
+partition cannot tell. `+"`connectd lint`"+` warns when the key is not `+"`${! @kafka_key }`"+` behind such a source.
+Behind a repartition topic, `+"`watermark_writer_metadata`"+` takes the watermark from the stage-1 writers' watermarks that the
+records carry (the minimum over the writers), so that it does not run ahead of the slowest writer.
+
 ### Metrics
 
 Each metric's Prometheus HELP line says what it counts and its unit.
@@ -178,6 +196,8 @@ Each metric's Prometheus HELP line says what it counts and its unit.
 - `+"`event_window_replays_skipped`"+` / `+"`event_window_replayed_sessions_dropped`"+` (counters): with exactly-once results,
   records read again after a restart whose windows are in the output already, and sessions rebuilt from them (see
   above).
+- `+"`event_window_keys_from_several_partitions`"+` (counter): window keys whose records of one window came from more than one
+  partition while other processes read some of the partitions (see Windows across processes).
 `).
 		Fields(
 			service.NewStringEnumField(FieldType, "tumbling", "sliding", "session").
@@ -220,6 +240,27 @@ Each metric's Prometheus HELP line says what it counts and its unit.
 					"leaves the watermark where it is (windows then fire at the end of input). Default: `kafka_watermark_ms` (set by kafka_source, "+
 					"the minimum over its partitions). Flink: the watermark that the source emits.").
 				Default(DefaultWatermarkMetadata).Advanced(),
+			service.NewStringField(FieldWatermarkWriterMetadata).
+				Description("Behind a repartition topic (docs/event-time.md, \"Windows across processes\"): the metadata key naming the writer "+
+					"(a stage-1 process) whose watermark a record carries in `watermark_metadata`. The watermark is then the minimum over the "+
+					"partitions read and the writers seen in each of the last watermark each wrote there, instead of the largest one seen, so "+
+					"that it does not run ahead of the slowest writer, and never ahead of the source's own `kafka_watermark_ms` (which holds until "+
+					"every partition the source reads delivered a record: after a restart, one partition's records must not move it past another's). Default: empty, off. Flink: the watermarks a keyBy shuffle carries "+
+					"to each downstream channel, combined as their minimum.").
+				Example("repartition_writer").
+				Default("").Advanced(),
+			service.NewStringField(FieldWatermarkWriterIdle).
+				Description("With `watermark_writer_metadata`: a writer from which no record came in a partition for this long (processing "+
+					"time, a Go duration) no longer holds the watermark back there. Longer than a stage-1 process takes to restart "+
+					"and its consumer group to rebalance: records a writer writes after its mark was dropped may be late. "+
+					"Default: `1m`. Flink: `WatermarkStrategy.withIdleness` on the shuffled stream.").
+				Default(DefaultWatermarkWriterIdle).Advanced(),
+			service.NewIntField(FieldWatermarkWriters).
+				Description("With `watermark_writer_metadata`: how many writers (stage-1 processes) write the repartition topic. A partition "+
+					"holds the watermark until that many writers were seen in it, or until `watermark_writer_idle` after its first record: "+
+					"after a start the first records of a partition come from one writer, and another may be behind it. "+
+					"Default: 1 (no hold). Flink: the number of upstream channels of a shuffle, known to Flink, not to a Kafka reader.").
+				Default(1).Advanced(),
 			service.NewStringMapField(FieldAggregates).
 				Description("Built-in aggregates, each `result field: function`: `count` (records; SQL COUNT(*)), `count(path)` (non-null values), "+
 					"`sum(path)`, `min(path)`, `max(path)` (numbers; nulls skipped; null over no value), `first(path)`, `last(path)` "+
@@ -337,6 +378,15 @@ func rawFromParsed(conf *service.ParsedConfig) (rawConfig, error) {
 		return r, err
 	}
 	if r.FlushAfterIdle, err = conf.FieldString(FieldFlushAfterIdle); err != nil {
+		return r, err
+	}
+	if r.WriterMeta, err = conf.FieldString(FieldWatermarkWriterMetadata); err != nil {
+		return r, err
+	}
+	if r.WriterIdle, err = conf.FieldString(FieldWatermarkWriterIdle); err != nil {
+		return r, err
+	}
+	if r.Writers, err = conf.FieldInt(FieldWatermarkWriters); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -29,8 +29,17 @@ type window struct {
 	accs       []acc
 	rows       []row
 	merged     bool // rows come from more than one session: sort by seq when firing
+	split      bool // records of more than one partition joined it (partitions.go)
 	refs       []*batchRef
 	idx        int // index in the fire heap
+	// from is the partition of its first record (partitions.go), nil
+	// when its source reads every partition.
+	from *part
+	// cut is the latest restored cutoff of a session's records'
+	// partitions (exactlyonce.go), nil for other windows or without one:
+	// a session rebuilt from replayed records that fires at or before it
+	// is in the output already.
+	cut *restoredCut
 }
 
 // tumblingStart is Flink's TimeWindow.getWindowStartWithOffset with offset 0:

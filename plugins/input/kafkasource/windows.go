@@ -16,9 +16,11 @@ import (
 
 var _ txnoffsets.WindowSource = (*session)(nil)
 
-// restoredWindows is the window state of the committed offsets.
+// restoredWindows is the window state of the committed offsets: each
+// partition's cutoff and read position, and the latest cutoff of all.
 type restoredWindows struct {
 	cutoff  txnoffsets.Cutoff
+	cutoffs map[topicPartition]txnoffsets.Cutoff
 	readEnd map[topicPartition]int64
 }
 
@@ -38,7 +40,7 @@ func (o *owner) restoreWindows(tp topicPartition, meta string) {
 		return
 	}
 	o.tracker.markTxn(tp)
-	next := &restoredWindows{cutoff: cut, readEnd: map[topicPartition]int64{tp: readEnd}}
+	next := &restoredWindows{cutoff: cut, cutoffs: map[topicPartition]txnoffsets.Cutoff{tp: cut}, readEnd: map[topicPartition]int64{tp: readEnd}}
 	if old := o.restored; old != nil {
 		if old.cutoff.After(cut) {
 			next.cutoff = old.cutoff
@@ -46,6 +48,7 @@ func (o *owner) restoreWindows(tp topicPartition, meta string) {
 		for p, r := range old.readEnd {
 			if p != tp {
 				next.readEnd[p] = r
+				next.cutoffs[p] = old.cutoffs[p]
 			}
 		}
 	}
@@ -60,13 +63,30 @@ func (o *owner) restoreWindows(tp topicPartition, meta string) {
 // owner published (restoredWindows values are never changed) rather than
 // asking the owner: a partition's state is published before its records
 // are fetched (at connect, or in the assignment callback kgo waits for).
+//
+// The cutoff is the partition's own. A process that reads every partition
+// commits one cutoff to all of them in each transaction, so a partition
+// without one (never committed with window state) gets the latest of the
+// others. Processes that share the partitions (group, shard) each commit
+// their own cutoff to their own partitions, and a partition that moves
+// brings the cutoff of its former reader: applied to this reader's other
+// partitions it would drop windows never emitted. There a partition without
+// a cutoff has none: no window of its keys was emitted.
 func (sess *session) Restored(tp txnoffsets.TopicPartition, offset int64) (txnoffsets.Restored, bool) {
 	st := sess.restored.Load()
 	if st == nil {
 		return txnoffsets.Restored{}, false
 	}
-	end, ok := st.readEnd[topicPartition{topic: tp.Topic, partition: tp.Partition}]
-	return txnoffsets.Restored{Cutoff: st.cutoff, Replay: ok && offset < end}, true
+	p := topicPartition{topic: tp.Topic, partition: tp.Partition}
+	cut, ok := st.cutoffs[p]
+	if !ok {
+		if sess.PartitionsShared() {
+			return txnoffsets.Restored{}, false
+		}
+		cut = st.cutoff
+	}
+	end, ok := st.readEnd[p]
+	return txnoffsets.Restored{Cutoff: cut, Replay: ok && offset < end}, true
 }
 
 // PrepareWindows returns the commits of every tracked partition with window
@@ -112,7 +132,17 @@ func (o *owner) prepareWindows(cut txnoffsets.Cutoff) prepared {
 	meta := make(map[topicPartition]string, len(pos))
 	var errs []error
 	for tp := range pos {
-		m, err := txnoffsets.EncodeWindowMeta(cut, readEnd[tp])
+		// A partition's cutoff never goes back: one that came from
+		// another reader (group, shard) may be ahead of this reader's
+		// results, and the windows of its keys up to it are in the
+		// output.
+		c := cut
+		if r := o.restored; r != nil {
+			if rc, ok := r.cutoffs[tp]; ok && rc.After(c) {
+				c = rc
+			}
+		}
+		m, err := txnoffsets.EncodeWindowMeta(c, readEnd[tp])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -124,4 +154,13 @@ func (o *owner) prepareWindows(cut txnoffsets.Cutoff) prepared {
 	}
 	commits, err := o.assign.txnCommits(o, pos, meta)
 	return prepared{commits: commits, err: err}
+}
+
+// PartitionsShared reports whether other processes may read some of the
+// partitions of the session's topics: `assignment: group`, or a `shard` of
+// more than one. The event_window buffer then checks that no window key
+// arrives from several partitions, whose windows would be partial in each
+// process. It is configuration, answered without the owner.
+func (sess *session) PartitionsShared() bool {
+	return sess.conf.Assignment == AssignmentGroup || sess.conf.Shard.Count > 1
 }

@@ -144,6 +144,14 @@ func TestSourceGroupRestoresWindowState(t *testing.T) {
 			p := b.pos[i]
 			r, ok := src.Restored(txnoffsets.TopicPartition{Topic: p.tp.topic, Partition: p.tp.partition}, p.offset)
 			wantReplay := p.tp.partition == 0 && p.offset < 2
+			if p.tp.partition == 1 {
+				// No window state of its own: in group mode the other
+				// partitions' cutoff is another member's, not its.
+				if ok {
+					t.Fatalf("%v: Restored = %+v, %v; want none", p, r, ok)
+				}
+				continue
+			}
 			if !ok || r.Cutoff != cut || r.Replay != wantReplay {
 				t.Fatalf("%v: Restored = %+v, %v; want cutoff %+v, replay %v", p, r, ok, cut, wantReplay)
 			}
@@ -161,6 +169,18 @@ func TestSourceGroupRestoresWindowState(t *testing.T) {
 	want := map[txnoffsets.TopicPartition]int64{{Topic: "t", Partition: 0}: 1, {Topic: "t", Partition: 1}: 0}
 	if !maps.Equal(commits[0].Offsets, want) || len(commits[0].Metadata) != 2 {
 		t.Fatalf("offsets %v metadata %v, want %v with window state for both", commits[0].Offsets, commits[0].Metadata, want)
+	}
+	// A member behind the cutoff a partition came with does not move it
+	// back: that partition's windows up to it are in the output.
+	behind := txnoffsets.Cutoff{FireAt: 4999, Key: "z", Start: 0}
+	if commits, err = src.PrepareWindows(behind); err != nil || len(commits) != 1 {
+		t.Fatalf("PrepareWindows(%+v) = %+v, %v", behind, commits, err)
+	}
+	for tp, wantCut := range map[txnoffsets.TopicPartition]txnoffsets.Cutoff{{Topic: "t", Partition: 0}: cut, {Topic: "t", Partition: 1}: behind} {
+		got, _, ok, err := txnoffsets.ParseWindowMeta(commits[0].Metadata[tp])
+		if err != nil || !ok || got != wantCut {
+			t.Errorf("%v: committed cutoff %+v (%v, %v), want %+v", tp, got, ok, err, wantCut)
+		}
 	}
 	for _, b := range batches {
 		_ = b.ack(context.Background(), nil)
