@@ -35,7 +35,8 @@ var optionDocs = map[string]string{
 	OptStartupSpecificOffsets: "kafka_source field `start_offsets`",
 	OptStartupTimestampMillis: "kafka_source field `start_timestamp` (milliseconds since the epoch)",
 	OptBoundedMode: "kafka_source field `stop_at` (`unbounded` none, `latest-offset` latest, `timestamp`, `specific-offsets` offsets): " +
-		"the input ends when every partition reached its stop offset; `group-offsets` is refused (below)",
+		"the input ends when every partition reached its stop offset; `group-offsets` is `stop_at: committed` with `properties.group.id` as `stop_group` " +
+		"(the group is only read, as the bound: the input does not resume from or commit to it)",
 	OptBoundedSpecificOffsets:  "kafka_source field `stop_offsets`",
 	OptBoundedTimestampMillis:  "kafka_source field `stop_timestamp` (milliseconds since the epoch)",
 	OptPartitionDiscovery:      "kafka_source field `discovery_interval` (0 turns discovery off)",
@@ -104,13 +105,7 @@ var refusedOptions = map[string]string{
 }
 
 // refusedValues are option values connectd refuses, with the reason.
-var refusedValues = map[string]string{
-	OptBoundedMode + " = group-offsets": boundedGroupOffsetsReason,
-}
-
-const boundedGroupOffsetsReason = "it stops at the offsets committed in 'properties.group.id', and connectd " +
-	"resumes from those same offsets (the group's committed offsets are its checkpoint, whatever 'scan.startup.mode' says), " +
-	"so the read would be empty; use 'latest-offset', 'timestamp' or 'specific-offsets'"
+var refusedValues = map[string]string{}
 
 // FlinkOptionsMarkdown returns docs/flink-options.md: every WITH option,
 // what connectd does with it or why it refuses it. `make docs` writes it

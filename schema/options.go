@@ -584,16 +584,12 @@ func (t *Table) validateBounded() []error {
 	return errs
 }
 
-// boundedMode checks 'scan.bounded.mode'. 'group-offsets' is refused:
-// Flink reads from its start mode up to the offsets committed in
-// 'properties.group.id', but connectd resumes from those same offsets (the
-// group's committed offsets are its checkpoint, whatever the start mode
-// says), so the read would always be empty.
+// boundedMode checks 'scan.bounded.mode'. With 'group-offsets' the
+// read ends at the offsets committed in 'properties.group.id', which
+// kafka_source then reads as its stop_group, not as the group it resumes
+// from and commits to.
 func boundedMode(v string) error {
-	if v == "group-offsets" {
-		return fmt.Errorf("not supported by connectd: %s", boundedGroupOffsetsReason)
-	}
-	return enum("unbounded", "latest-offset", "timestamp", "specific-offsets")(v)
+	return enum("unbounded", "latest-offset", "timestamp", "specific-offsets", "group-offsets")(v)
 }
 
 // formatRules are the cross-option rules of a format's factory, on its

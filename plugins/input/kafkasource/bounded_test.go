@@ -197,6 +197,8 @@ func TestSourceStopAt(t *testing.T) {
 		conf       []string
 		wantCount  map[topicPartition]int
 		wantCommit map[topicPartition]int64
+		// bound are offsets committed in group "bound" before connect.
+		bound map[topicPartition]int64
 	}{
 		{
 			name:       "latest",
@@ -229,6 +231,15 @@ func TestSourceStopAt(t *testing.T) {
 			wantCount:  map[topicPartition]int{tpT(0): 2, tpT(1): 2, tpT(2): 2},
 			wantCommit: map[topicPartition]int64{tpT(0): 3, tpT(1): 3, tpT(2): 3},
 		},
+		{
+			// Flink's scan.bounded.mode = 'group-offsets': up to where
+			// another group is; that group is only read.
+			name:       "committed in another group",
+			conf:       []string{"stop_at: committed", "stop_group: bound"},
+			bound:      map[topicPartition]int64{tpT(0): 3, tpT(1): 0, tpT(2): 5},
+			wantCount:  map[topicPartition]int{tpT(0): 3, tpT(2): 5},
+			wantCommit: map[topicPartition]int64{tpT(0): 3, tpT(1): 0, tpT(2): 5},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,6 +249,9 @@ func TestSourceStopAt(t *testing.T) {
 			conf := append(tt.conf, "commit_period: 1h")
 			if !strings.Contains(strings.Join(conf, "\n"), "start_from") {
 				conf = append(conf, "start_from: earliest")
+			}
+			if tt.bound != nil {
+				commitOffsets(t, addr, "bound", tt.bound)
 			}
 			s := newTestSource(t, sourceYAML(addr, "g", conf...))
 			// Records produced after connect are past the stop offsets.
@@ -255,6 +269,31 @@ func TestSourceStopAt(t *testing.T) {
 				t.Errorf("read after the end: %v, want ErrEndOfInput", err)
 			}
 		})
+	}
+}
+
+// A stop_group without an offset committed for a partition cannot place
+// its end: the input refuses to start, naming the group and the partition
+// (Flink's committedOffsets() without a reset strategy fails alike); the
+// stop group's offsets do not move.
+func TestSourceStopAtCommittedMissing(t *testing.T) {
+	t.Parallel()
+	addr := newCluster(t)
+	produceTimed(t, addr, 5, 0, 1, 2)
+	commitOffsets(t, addr, "bound", map[topicPartition]int64{tpT(0): 3, tpT(2): 5})
+	s, err := buildSource(t, sourceYAML(addr, "", "start_from: earliest", "stop_at: committed", "stop_group: bound"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	err = s.Connect(ctx)
+	_ = s.Close(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `field stop_group: consumer group "bound" has no offset committed for topic "t" partition 1`) {
+		t.Fatalf("Connect: %v", err)
+	}
+	if got := committedOffsets(t, addr, "bound"); !maps.Equal(got, map[topicPartition]int64{tpT(0): 3, tpT(2): 5}) {
+		t.Fatalf("the stop group's offsets moved: %v", got)
 	}
 }
 

@@ -258,10 +258,15 @@ func (c Config) validateBounds() []error {
 		{fieldStartOffsets, fieldStartFrom, len(c.StartOffsets) > 0, string(c.StartFrom), string(StartOffsets)},
 		{fieldStopTimestamp, fieldStopAt, c.StopTimestamp >= 0, string(c.StopAt), string(StopTimestamp)},
 		{fieldStopOffsets, fieldStopAt, len(c.StopOffsets) > 0, string(c.StopAt), string(StopOffsets)},
+		{fieldStopGroup, fieldStopAt, c.StopGroup != "", string(c.StopAt), string(StopCommitted)},
 	} {
 		if err := modeParameter(p.field, p.modeField, p.isSet, p.mode, p.needs); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.StopGroup != "" && c.StopGroup == c.ConsumerGroup {
+		errs = append(errs, fmt.Errorf("field %s: %q is also %s, where this input resumes from and commits: the read would end where it starts; "+
+			"leave %s unset (or give it another group)", fieldStopGroup, c.StopGroup, fieldConsumerGroup, fieldConsumerGroup))
 	}
 	if c.StartFrom == StartTimestamp && c.StopAt == StopTimestamp && c.StartTimestamp >= 0 && c.StopTimestamp >= 0 && c.StopTimestamp < c.StartTimestamp {
 		errs = append(errs, fmt.Errorf("field %s: %d is before %s %d", fieldStopTimestamp, c.StopTimestamp, fieldStartTimestamp, c.StartTimestamp))

@@ -65,6 +65,12 @@ const (
 	// partitions stop at latest (Flink `specific-offsets`,
 	// `scan.bounded.specific-offsets`).
 	StopOffsets StopAt = "offsets"
+	// StopCommitted stops at the offsets committed in Config.StopGroup
+	// when the input first connects (Flink `group-offsets` with
+	// `properties.group.id`): a bounded read up to where another consumer
+	// group is. A partition without an offset committed there is an
+	// error, as in Flink.
+	StopCommitted StopAt = "committed"
 )
 
 // CommittedFallback says what to do for a partition without a usable
@@ -162,6 +168,10 @@ type Config struct {
 	StartOffsets map[topicPartition]int64
 	// StopAt: default StopNone.
 	StopAt StopAt
+	// StopGroup is the consumer group whose committed offsets end a read
+	// with StopAt StopCommitted; it is only read, never joined or
+	// committed to.
+	StopGroup string
 	// StopTimestamp is the time for StopTimestamp, in milliseconds since
 	// the Unix epoch; -1 if unset.
 	StopTimestamp int64
@@ -300,6 +310,9 @@ func configFromParsed(conf *service.ParsedConfig) (Config, error) {
 	}
 	c.FetchMaxWait = duration(fieldFetchMaxWait, defaultFetchMaxWait)
 	c.StopAt = StopAt(str(fieldStopAt))
+	if conf.Contains(fieldStopGroup) {
+		c.StopGroup = str(fieldStopGroup)
+	}
 	c.Readers = integer(fieldReaders)
 	c.Shard.Index = integer(fieldShard, fieldShardIndex)
 	c.Shard.Count = integer(fieldShard, fieldShardCount)
@@ -428,10 +441,10 @@ func (c Config) validate() error {
 			fieldStartFrom, c.StartFrom, StartEarliest, StartLatest, StartCommitted, StartTimestamp, StartOffsets))
 	}
 	switch c.StopAt {
-	case StopNone, StopLatest, StopTimestamp, StopOffsets:
+	case StopNone, StopLatest, StopTimestamp, StopOffsets, StopCommitted:
 	default:
-		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want one of %s, %s, %s, %s)",
-			fieldStopAt, c.StopAt, StopNone, StopLatest, StopTimestamp, StopOffsets))
+		errs = append(errs, fmt.Errorf("field %s: unknown value %q (want one of %s, %s, %s, %s, %s)",
+			fieldStopAt, c.StopAt, StopNone, StopLatest, StopTimestamp, StopOffsets, StopCommitted))
 	}
 	errs = append(errs, c.validateBounds()...)
 	switch c.CommittedFallback {

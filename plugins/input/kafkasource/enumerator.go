@@ -180,9 +180,9 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 	// start-up takes one round trip of the slowest, not the sum (each
 	// covers every partition: 10,000 of them take a while).
 	var (
-		committed                             kadm.OffsetResponses
+		committed, stopCommitted              kadm.OffsetResponses
 		starts, ends, latest, startTs, stopTs kadm.ListedOffsets
-		listErrs                              [6]error
+		listErrs                              [7]error
 		wg                                    sync.WaitGroup
 	)
 	list := func(i int, f func() error) {
@@ -210,6 +210,9 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 	}
 	if c.StopAt == StopTimestamp && stops == nil {
 		list(5, func() (err error) { stopTs, err = listOffsetsAfter(ctx, adm, c.StopTimestamp, topics); return err })
+	}
+	if c.StopAt == StopCommitted && stops == nil {
+		list(6, func() (err error) { stopCommitted, err = fetchCommitted(ctx, adm, c.StopGroup); return err })
 	}
 	wg.Wait()
 	for _, err := range listErrs {
@@ -267,7 +270,12 @@ func enumerate(ctx context.Context, adm *kadm.Client, c Config, resume, stops ma
 			}
 		}
 		stop, ok := stops[tp]
-		if !ok {
+		if !ok && c.StopAt == StopCommitted {
+			if stop, err = committedStop(c.StopGroup, tp, r, stopCommitted); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		} else if !ok {
 			stop = resolveStop(c, tp, r, stopTs)
 		}
 		splits = append(splits, split{tp: tp, start: start, committed: r.committed, stop: stop, reader: c.readerOf(tp), meta: meta})
@@ -447,6 +455,22 @@ func resolveStop(c Config, tp topicPartition, r partitionRange, atStopTs kadm.Li
 	default:
 		return noStop
 	}
+}
+
+// committedStop returns the stop offset of a partition under stop_at:
+// committed: the offset committed in group, at most the stable end. A
+// partition without one is an error, as Flink's
+// OffsetsInitializer.committedOffsets() without a reset strategy.
+func committedStop(group string, tp topicPartition, r partitionRange, committed kadm.OffsetResponses) (int64, error) {
+	o, ok := committed.Lookup(tp.topic, tp.partition)
+	switch {
+	case ok && o.Err != nil:
+		return 0, fmt.Errorf("field %s: committed offset of consumer group %q for topic %q partition %d: %w", fieldStopGroup, group, tp.topic, tp.partition, o.Err)
+	case !ok || o.At < 0:
+		return 0, fmt.Errorf("field %s: consumer group %q has no offset committed for topic %q partition %d, so stop_at: %s cannot place its end "+
+			"(Flink's scan.bounded.mode = 'group-offsets' fails the same way)", fieldStopGroup, group, tp.topic, tp.partition, StopCommitted)
+	}
+	return min(o.At, r.latest), nil
 }
 
 // listOffsetsAfter lists, per partition, the first offset whose record

@@ -40,6 +40,7 @@ const (
 	fieldStopAt            = "stop_at"
 	fieldStopTimestamp     = "stop_timestamp"
 	fieldStopOffsets       = "stop_offsets"
+	fieldStopGroup         = "stop_group"
 	fieldReaders           = "readers"
 	fieldShard             = "shard"
 	fieldShardIndex        = "index"
@@ -186,7 +187,7 @@ With `+"`table`"+` (a name in `+"`catalog`"+` or `+"`ddl`"+`, or an inline table
 (`+"`scan.startup.mode`"+`: earliest-offset, latest-offset, group-offsets = committed, timestamp, specific-offsets; like
 `+"`start_from`"+` it places only partitions without a committed offset in the group, see Restarts above),
 `+"`start_timestamp`"+` / `+"`start_offsets`"+` (`+"`scan.startup.timestamp-millis`"+` / `+"`scan.startup.specific-offsets`"+`),
-`+"`stop_at`"+`, `+"`stop_timestamp`"+`, `+"`stop_offsets`"+` (`+"`scan.bounded.*`"+`; `+"`group-offsets`"+` is not supported)
+`+"`stop_at`"+`, `+"`stop_timestamp`"+`, `+"`stop_offsets`"+` (`+"`scan.bounded.*`"+`; `+"`group-offsets`"+` = `+"`stop_at: committed`"+` with `+"`properties.group.id`"+` as `+"`stop_group`"+`, not as `+"`consumer_group`"+`)
 and `+"`discovery_interval`"+` (`+"`scan.topic-partition-discovery.interval`"+`). The message content becomes the
 typed row: key columns decoded from the key (`+"`key.format`"+`, `+"`key.fields`"+`, `+"`key.fields-prefix`"+`),
 value columns from the value (`+"`format`"+` / `+"`value.format`"+`, `+"`value.fields-include`"+`; the value wins for a
@@ -429,16 +430,24 @@ With a watermark:
 					"Partitions not listed start at `committed_fallback`, and a partition with an offset committed in `consumer_group` starts there instead. No default; required with "+
 					"`start_from: offsets` and refused otherwise. Flink option: `scan.startup.specific-offsets`.").
 				Optional(),
-			service.NewStringEnumField(fieldStopAt, string(StopNone), string(StopLatest), string(StopTimestamp), string(StopOffsets)).
+			service.NewStringEnumField(fieldStopAt, string(StopNone), string(StopLatest), string(StopTimestamp), string(StopOffsets), string(StopCommitted)).
 				Description("Where a bounded read ends, per partition: `none` (never), `latest` (the end offset when the input first "+
 					"connects: the last stable offset under `read_committed`, else the high watermark), `timestamp` (before the "+
-					"first record whose timestamp is at or after `stop_timestamp`), or `offsets` (the offsets in `stop_offsets`; "+
-					"unlisted partitions stop at latest). Stop offsets are exclusive and resolved once. A partition is finished when "+
+					"first record whose timestamp is at or after `stop_timestamp`), `offsets` (the offsets in `stop_offsets`; "+
+					"unlisted partitions stop at latest), or `committed` (the offsets committed in `stop_group`; a partition without one is an error)."+
+					" Stop offsets are exclusive and resolved once. A partition is finished when "+
 					"its position reaches the stop offset, even when the last entries are transaction markers or aborted records; "+
 					"an empty partition is finished at once. When every partition is finished and every record is acknowledged "+
 					"and committed, the input ends and `connectd run` exits 0. Default `none`. "+
-					"Flink option: `scan.bounded.mode` = `unbounded` / `latest-offset` / `timestamp` / `specific-offsets`.").
+					"Flink option: `scan.bounded.mode` = `unbounded` / `latest-offset` / `timestamp` / `specific-offsets` / `group-offsets`.").
 				Default(string(defaultStopAt)),
+			service.NewStringField(fieldStopGroup).
+				Description("With `stop_at: committed`: the consumer group whose committed offsets (read when the input first connects) "+
+					"end the read, exclusive. The group is only read: this input neither joins nor commits to it, and it must differ from "+
+					"`consumer_group`. No default; required with `stop_at: committed` and refused otherwise. Flink option: "+
+					"`properties.group.id` with `scan.bounded.mode` = `group-offsets` (a table with that mode reads its group.id here, "+
+					"not as `consumer_group`).").
+				Optional(),
 			service.NewAnyField(fieldStopTimestamp).
 				Description("With `stop_at: timestamp`: the point in time to stop before, as milliseconds since the Unix epoch or an "+
 					"RFC 3339 time. No default; required with `stop_at: timestamp` and refused otherwise. "+

@@ -40,6 +40,7 @@ type tableSettings struct {
 	topicPattern string
 	brokers      []string
 	group        string
+	stopGroup    string // the group of scan.bounded.mode = 'group-offsets'
 	startFrom    StartFrom
 	startTS      int64 // -1: unset
 	startOffsets map[topicPartition]int64
@@ -118,6 +119,7 @@ var (
 	}
 	boundedModes = map[string]StopAt{
 		"unbounded": StopNone, "latest-offset": StopLatest, "timestamp": StopTimestamp, "specific-offsets": StopOffsets,
+		"group-offsets": StopCommitted,
 	}
 )
 
@@ -157,7 +159,15 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 			cf.Add(kafkaconn.FieldSeedBrokers, y, schema.OptBootstrapServers, v)
 		}
 	}
-	if v, ok := o[schema.OptGroupID]; ok {
+	if v, ok := o[schema.OptGroupID]; ok && o[schema.OptBoundedMode] == "group-offsets" {
+		// Flink reads from its start mode up to the group's committed
+		// offsets: the group is the bound here, not where this input
+		// resumes and commits (that would end the read where it starts).
+		s.stopGroup = v
+		if y, ok := set[fieldStopGroup]; ok && fmt.Sprint(y) != v {
+			cf.Add(fieldStopGroup, y, schema.OptGroupID, v)
+		}
+	} else if ok {
 		s.group = v
 		if y, ok := set[fieldConsumerGroup]; ok && fmt.Sprint(y) != v {
 			cf.Add(fieldConsumerGroup, y, schema.OptGroupID, v)
@@ -184,11 +194,18 @@ func deriveTable(t *schema.Table, set map[string]any) (tableSettings, []error) {
 	if v, ok := o[schema.OptBoundedMode]; ok {
 		stop, known := boundedModes[v]
 		if !known {
-			cf.Addf(fieldStopAt, "option '%s' = '%s' is not supported by connectd (want unbounded, latest-offset, timestamp or specific-offsets)", schema.OptBoundedMode, v)
+			cf.Addf(fieldStopAt, "option '%s' = '%s' is not supported by connectd (want unbounded, latest-offset, timestamp, specific-offsets or group-offsets)", schema.OptBoundedMode, v)
 		}
 		s.stopAt = stop
 		if y, ok := set[fieldStopAt]; ok && known && fmt.Sprint(y) != string(stop) {
 			cf.Add(fieldStopAt, y, schema.OptBoundedMode, v)
+		}
+	}
+	if s.stopGroup != "" && s.startFrom == "" {
+		if _, ok := set[fieldStartFrom]; !ok {
+			cf.Addf(fieldStartFrom, "option '%s' = 'group-offsets' ends the read at the offsets committed in '%s' = '%s', and the default "+
+				"'%s' (group-offsets) would start it there too: set '%s' (earliest-offset, latest-offset, timestamp or specific-offsets) "+
+				"or field %s", schema.OptBoundedMode, schema.OptGroupID, s.stopGroup, schema.OptStartupMode, schema.OptStartupMode, fieldStartFrom)
 		}
 	}
 	if ms, ok := tableTimestamp(cf, set, fieldStopTimestamp, schema.OptBoundedTimestampMillis, o); ok {
@@ -301,7 +318,7 @@ var tableFieldDefaults = map[string]string{
 
 // tableDerivable are the fields a table can set.
 var tableDerivable = []string{fieldTopics, fieldTopicPattern, fieldPartitions, kafkaconn.FieldSeedBrokers, fieldConsumerGroup,
-	fieldStartFrom, fieldStartTimestamp, fieldStartOffsets, fieldStopAt, fieldStopTimestamp, fieldStopOffsets, fieldDiscoveryInterval,
+	fieldStartFrom, fieldStartTimestamp, fieldStartOffsets, fieldStopAt, fieldStopTimestamp, fieldStopOffsets, fieldStopGroup, fieldDiscoveryInterval,
 	fieldIsolationLevel, fieldCommittedFallback, fieldRackID, fieldFetchMinBytes, fieldFetchMaxWait, fieldFetchMaxPartitionBytes,
 	fieldFetchMaxBytes, fieldSessionTimeout, fieldHeartbeatInterval, fieldGroupInstanceID, fieldBatchSize, fieldGroupProtocol}
 
@@ -363,6 +380,9 @@ func (c *Config) applyTable(s tableSettings) error {
 	}
 	if s.stopAt != "" {
 		c.StopAt = s.stopAt
+	}
+	if s.stopGroup != "" {
+		c.StopGroup = s.stopGroup
 	}
 	if s.stopTS >= 0 {
 		c.StopTimestamp = s.stopTS

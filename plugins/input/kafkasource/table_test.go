@@ -83,6 +83,19 @@ func TestTableDerivesSettings(t *testing.T) {
 	if c.StartFrom != StartEarliest || c.StopAt != StopOffsets || c.StopOffsets[topicPartition{"x", 0}] != 5 {
 		t.Fatalf("upsert-kafka bounds: start %s stop %s %v", c.StartFrom, c.StopAt, c.StopOffsets)
 	}
+
+	// scan.bounded.mode = 'group-offsets': properties.group.id is the
+	// bound (stop_group), not the group this input resumes from and
+	// commits to.
+	c, err = parseConfig(t, yamlDDL(`CREATE TABLE g (v STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw',
+  'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'flink-job', 'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'group-offsets')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StopAt != StopCommitted || c.StopGroup != "flink-job" || c.ConsumerGroup != "" || c.StartFrom != StartEarliest {
+		t.Fatalf("group-offsets bound: stop %s group %q, consumer group %q, start %s", c.StopAt, c.StopGroup, c.ConsumerGroup, c.StartFrom)
+	}
 }
 
 // A YAML field that contradicts the table is an error naming both; an
@@ -107,8 +120,10 @@ func TestTableConfigErrors(t *testing.T) {
 			[]string{`field discovery_interval: "30s" contradicts option 'scan.topic-partition-discovery.interval' = '1 min'`}},
 		{"unsupported option", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.parallelism' = '4')`),
 			[]string{"option 'scan.parallelism' is not supported by connectd"}},
-		{"unsupported bounded mode", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.bounded.mode' = 'group-offsets')`),
-			[]string{"option 'scan.bounded.mode' = 'group-offsets': not supported by connectd: it stops at the offsets committed in 'properties.group.id'"}},
+		{"group-offsets bound with the group-offsets start", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.bounded.mode' = 'group-offsets')`),
+			[]string{"field start_from: table t: option 'scan.bounded.mode' = 'group-offsets' ends the read at the offsets committed in 'properties.group.id' = 'g'"}},
+		{"group-offsets bound contradicts stop_group", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'group-offsets')`) + "stop_group: other\n",
+			[]string{`field stop_group: "other" contradicts option 'properties.group.id' = 'g'`}},
 		{"start timestamp contradicts", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '1700000000000')`) + "start_timestamp: 1600000000000\n",
 			[]string{`field start_timestamp: 1600000000000 contradicts option 'scan.startup.timestamp-millis' = '1700000000000'`}},
 		{"bad start timestamp option", yamlDDL(`CREATE TABLE t (a STRING) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = 'raw', 'properties.bootstrap.servers' = 'h:1', 'properties.group.id' = 'g', 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = 'soon')`),
