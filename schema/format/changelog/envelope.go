@@ -68,6 +68,24 @@ func NewJSON(name string, row *schema.Type, opts map[string]string, own ...strin
 	}, nil
 }
 
+// DecodeChanges runs decode on one record's bytes as every JSON changelog
+// format reads a record: an empty record (a tombstone) has no changes, and
+// a record decode fails on has none under ignore-parse-errors, else its
+// error names the format.
+func (j *JSON) DecodeChanges(data []byte, decode func([]byte) ([]Change, error)) ([]Change, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	out, err := decode(data)
+	if err != nil {
+		if j.IgnoreParseErrors {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("format %s: %w", j.Name, err)
+	}
+	return out, nil
+}
+
 // Object is a decoded JSON object whose members are left undecoded.
 type Object map[string]gojson.RawMessage
 

@@ -63,17 +63,7 @@ const replicaIdentity = `the "before" field of a %s message is null: if the even
 
 // DecodeChanges returns the changes of one Debezium event.
 func (f *Format) DecodeChanges(data []byte) ([]changelog.Change, error) {
-	if len(data) == 0 {
-		return nil, nil // a tombstone
-	}
-	out, err := f.decode(data)
-	if err != nil {
-		if f.json.IgnoreParseErrors {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("format %s: %w", name, err)
-	}
-	return out, nil
+	return f.json.DecodeChanges(data, f.decode)
 }
 
 func (f *Format) decode(data []byte) ([]changelog.Change, error) {

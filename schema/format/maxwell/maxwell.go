@@ -46,17 +46,7 @@ func (f *Format) ReadMetadata() { f.meta = true }
 
 // DecodeChanges returns the changes of one Maxwell record.
 func (f *Format) DecodeChanges(data []byte) ([]changelog.Change, error) {
-	if len(data) == 0 {
-		return nil, nil
-	}
-	out, err := f.decode(data)
-	if err != nil {
-		if f.json.IgnoreParseErrors {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("format %s: %w", name, err)
-	}
-	return out, nil
+	return f.json.DecodeChanges(data, f.decode)
 }
 
 func (f *Format) decode(data []byte) ([]changelog.Change, error) {

@@ -48,17 +48,7 @@ const noBefore = `the "before" field of a %s record is null: GoldenGate must wri
 
 // DecodeChanges returns the changes of one GoldenGate record.
 func (f *Format) DecodeChanges(data []byte) ([]changelog.Change, error) {
-	if len(data) == 0 {
-		return nil, nil
-	}
-	out, err := f.decode(data)
-	if err != nil {
-		if f.json.IgnoreParseErrors {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("format %s: %w", name, err)
-	}
-	return out, nil
+	return f.json.DecodeChanges(data, f.decode)
 }
 
 func (f *Format) decode(data []byte) ([]changelog.Change, error) {
