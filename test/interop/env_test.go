@@ -15,9 +15,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/bintest"
 )
 
 // Environment of the schema registry (`scripts/registry.sh env`).
@@ -30,36 +31,10 @@ const (
 // a write of a few rows, on a loaded machine.
 const connectdRunTimeout = 3 * time.Minute
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
 // connectdBin returns $CONNECTD_BIN, or builds the binary once into a temp
 // dir.
 func connectdBin(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("CONNECTD_BIN"); p != "" {
-		return p
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "connectd-interop-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", builtBin, "github.com/connectd/connectd/cmd/connectd")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("%w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building connectd: %v", buildErr)
-	}
-	return builtBin
+	return bintest.Connectd(t)
 }
 
 // repoRoot is the checkout's top directory.

@@ -15,38 +15,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
+	"github.com/connectd/connectd/internal/bintest"
 )
 
 // connectdBin returns the binary under test: $CONNECTD_BIN (set by `make
 // test`), or one built once for this test process.
 func connectdBin(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("CONNECTD_BIN"); p != "" {
-		return p
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "connectd-resources-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", builtBin, "github.com/connectd/connectd/cmd/connectd")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("%w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building connectd: %v", buildErr)
-	}
-	return builtBin
+	return bintest.Connectd(t)
 }
 
 // runCLI runs connectd with args from the repository root and returns its
