@@ -19,7 +19,11 @@ import (
 //
 // A fetch already on its way still lands, so the weight can pass the budget
 // by what one poll returns: at most the fetch size (fetchBytes) per broker
-// and reader.
+// and reader. A reader takes all its client has buffered at each poll (so
+// that the next fetch overlaps with building this one's messages), so the
+// fetch size is kept, by fetchSizer, at what weighs a quarter of the budget
+// rather than a quarter in payload: fetches of small records whose weight
+// filled the budget paused fetching after every other poll.
 
 // recordOverhead is what a record the source keeps costs in memory besides
 // its key, value and headers: the kgo.Record, its Benthos message with the
@@ -56,6 +60,68 @@ func (c Config) fetchMaxBytes() int32 {
 		return int32(c.FetchMaxBytes)
 	}
 	return fetchBytes(c.MaxUnackedBytes)
+}
+
+// fetchSizer keeps the clients' fetch.max.bytes at what weighs about a
+// quarter of the budget, from the payload bytes per record seen so far,
+// when fetch_max_bytes is left at its default. 200-byte records weigh
+// 968 bytes each: a fetch of a quarter of the 16 MiB budget in payload
+// (4 MiB, about 17,000 records) weighed the whole budget.
+type fetchSizer struct {
+	// auto is false when fetch_max_bytes was set: it is kept.
+	auto bool
+	// budget is max_unacknowledged_bytes, partBytes
+	// fetch_max_partition_bytes.
+	budget    int64
+	partBytes int32
+	// current is the fetch.max.bytes the clients ask for.
+	current int32
+	// perRecord is a moving average of the payload bytes per record.
+	perRecord float64
+}
+
+// minAutoFetchBytes is the smallest fetch fetchSizer asks for.
+const minAutoFetchBytes = 256 << 10
+
+func newFetchSizer(c Config) fetchSizer {
+	return fetchSizer{
+		auto:      c.FetchMaxBytes == defaultFetchMaxBytes,
+		budget:    c.MaxUnackedBytes,
+		partBytes: int32(c.FetchMaxPartitionBytes),
+		current:   c.fetchMaxBytes(),
+	}
+}
+
+// observe takes a poll's records and payload bytes and returns the fetch
+// size to ask for from now on, and whether it changed (by more than a
+// quarter, so that the clients are not updated after every poll).
+func (f *fetchSizer) observe(records, bytes int64) (int32, bool) {
+	if !f.auto || records == 0 {
+		return f.current, false
+	}
+	per := float64(bytes) / float64(records)
+	if f.perRecord == 0 {
+		f.perRecord = per
+	} else {
+		f.perRecord = 0.8*f.perRecord + 0.2*per
+	}
+	want := int32(float64(f.budget/4) * f.perRecord / (f.perRecord + recordOverhead))
+	want = min(fetchBytes(f.budget), max(minAutoFetchBytes, want))
+	if d := want - f.current; d > f.current/4 || -d > f.current/4 {
+		f.current = want
+		return want, true
+	}
+	return f.current, false
+}
+
+// sizeFetches adjusts the clients' fetch size to a poll of records records
+// and bytes payload bytes (fetchSizer).
+func (o *owner) sizeFetches(records, bytes int64) {
+	if n, changed := o.fetchSize.observe(records, bytes); changed {
+		for _, cl := range o.clients {
+			cl.UpdateFetchMaxBytes(n, min(n, o.fetchSize.partBytes))
+		}
+	}
 }
 
 // weight is what a record counts against the budget.

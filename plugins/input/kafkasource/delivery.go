@@ -42,15 +42,26 @@ type heldBatch struct {
 	ok    []bool
 }
 
-// fetchReq hands the owner a reader's poll. The reply is the batch of
-// records to deliver, nil if none.
+// fetchReq hands the owner a reader's poll. The reply is the batches of
+// records to deliver, in order, each of at most batchSize records (none if
+// nothing is to be delivered), and the most records the reader's next poll
+// may take.
 type fetchReq struct {
-	fetches kgo.Fetches
-	reply   chan *fetchedBatch
+	fetches   kgo.Fetches
+	batchSize int
+	reply     chan tracked
+}
+
+// tracked is the owner's answer to a fetchReq.
+type tracked struct {
+	batches []*fetchedBatch
+	// pollMax bounds the reader's next poll (offsetTracker.pollMax).
+	pollMax int
 }
 
 func (r fetchReq) handle(o *owner) {
-	r.reply <- o.track(r.fetches)
+	bs := o.track(r.fetches, r.batchSize)
+	r.reply <- tracked{batches: bs, pollMax: o.tracker.pollMax(r.batchSize)}
 	r.fetches.EachError(func(_ string, _ int32, err error) {
 		var e *kgo.ErrDataLoss
 		if errors.As(err, &e) {
@@ -60,9 +71,10 @@ func (r fetchReq) handle(o *owner) {
 }
 
 // fetched hands the poll fetches of reader r to the owner and returns the
-// batch to deliver, nil if none; ok is false once the session ended.
-func (r *reader) fetched(fetches kgo.Fetches) (b *fetchedBatch, ok bool) {
-	return call(r.sess, fetchReq{fetches: fetches, reply: r.reply}, r.reply)
+// batches to deliver (none if none) and the bound of the next poll; ok is
+// false once the session ended.
+func (r *reader) fetched(fetches kgo.Fetches) (tr tracked, ok bool) {
+	return call(r.sess, fetchReq{fetches: fetches, batchSize: r.batchSize, reply: r.reply}, r.reply)
 }
 
 // track registers fetched records before they are handed out: it drops
@@ -70,22 +82,24 @@ func (r *reader) fetched(fetches kgo.Fetches) (b *fetchedBatch, ok bool) {
 // (moving the partition's position past them), pauses the partitions that
 // reached checkpoint_limit, stops fetching the partitions that reached
 // their stop offset, and updates the lag and offset gauges. It returns the
-// records to deliver, nil if none.
-func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
+// records to deliver in batches of at most batchSize records, in fetch
+// order; none if none. A reader polls everything its client has buffered
+// at once, so that the client starts its next fetch while these batches
+// are built and handed out, and splits it here.
+func (o *owner) track(fetches kgo.Fetches, batchSize int) []*fetchedBatch {
 	t := o.tracker
-	// Sized once for the poll: most of its records are kept.
-	n := fetches.NumRecords()
 	var (
-		keep      = make([]*kgo.Record, 0, n)
-		positions = make([]position, 0, n)
-		lags      = make([]int64, 0, n)
-		weighs    int64
-		pause     []topicPartition
-		wmParts   []*watermark.Partition
+		bs    []*fetchedBatch
+		b     *fetchedBatch // the batch being filled: the last of bs
+		st    *batchState   // b's
+		pause []topicPartition
+		// weighs is the weight of every batch, charged at once;
+		// records and bytes count the records kept and their payload.
+		weighs, records, bytes int64
+		// left counts the poll's records not yet looked at, to size
+		// each batch once: most of them are kept.
+		left = fetches.NumRecords()
 	)
-	if o.wm != nil {
-		wmParts = make([]*watermark.Partition, 0, n)
-	}
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if len(fp.Records) == 0 {
 			return
@@ -111,23 +125,35 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		// Entries are registered in fetch order, so that a record and a
 		// marker after it move the position in the order the log has them.
 		for _, r := range fp.Records {
+			left--
 			if r.Attrs.IsControl() || !po.wanted(r.Offset) {
 				t.skippedIn(tp, po, r.Offset)
 				continue
 			}
-			keep = append(keep, r)
-			positions = append(positions, position{tp: tp, offset: r.Offset})
-			lags = append(lags, max(0, fp.HighWatermark-r.Offset-1))
-			if o.wm != nil {
-				wmParts = append(wmParts, wp)
+			if b == nil || len(b.records) == batchSize {
+				// Batches are allocated at their size, not as one
+				// array for the poll: a poll holds thousands of
+				// records, and large allocations cost more.
+				b, st = o.newBatch(min(batchSize, left+1))
+				bs = append(bs, b)
+			}
+			b.records = append(b.records, r)
+			b.positions = append(b.positions, position{tp: tp, offset: r.Offset})
+			b.lags = append(b.lags, max(0, fp.HighWatermark-r.Offset-1))
+			if st.marks != nil {
+				st.marks.parts = append(st.marks.parts, wp)
 			}
 			n++
 			size += recordBytes(r)
-			weighs += weight(r)
+			w := weight(r)
+			st.weight += w
+			weighs += w
 			if t.fetchedIn(tp, po, r.Offset) {
 				pause = append(pause, tp)
 			}
 		}
+		records += n
+		bytes += size
 		if n > 0 {
 			o.metrics.received.Incr(n, tp.topic)
 			o.metrics.bytes.Incr(size, tp.topic)
@@ -138,19 +164,9 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 	if len(pause) > 0 && !o.stopped {
 		o.eachClient(pause, func(cl *kgo.Client, m map[string][]int32) { cl.PauseFetchPartitions(m) })
 	}
-	var (
-		b  *fetchedBatch
-		st *batchState
-	)
-	if len(keep) > 0 {
-		b = &fetchedBatch{records: keep, positions: positions, lags: lags, build: &o.sess.build}
-		st = &batchState{weight: weighs}
-		if o.wm != nil {
-			st.marks = &batchMarks{parts: wmParts}
-		}
-		o.batches[b] = st
-		o.undelivered++
+	if weighs > 0 {
 		o.charge(weighs)
+		o.sizeFetches(records, bytes)
 	}
 	if done := t.takeFinished(); len(done) > 0 {
 		o.progressFinished(done)
@@ -167,7 +183,24 @@ func (o *owner) track(fetches kgo.Fetches) *fetchedBatch {
 		o.stopFetching(done)
 		o.signalProgress()
 	}
-	return b
+	return bs
+}
+
+// newBatch registers a new batch of fetched records, with room for n.
+func (o *owner) newBatch(n int) (*fetchedBatch, *batchState) {
+	b := &fetchedBatch{
+		records:   make([]*kgo.Record, 0, n),
+		positions: make([]position, 0, n),
+		lags:      make([]int64, 0, n),
+		build:     &o.sess.build,
+	}
+	st := &batchState{}
+	if o.wm != nil {
+		st.marks = &batchMarks{parts: make([]*watermark.Partition, 0, n)}
+	}
+	o.batches[b] = st
+	o.undelivered++
+	return b, st
 }
 
 // dataLoss reports an offset reset that the client detected: the log was

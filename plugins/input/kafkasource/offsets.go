@@ -50,6 +50,9 @@ type offsetTracker struct {
 	// every batch of a bounded read, answer from them without a scan of
 	// every partition.
 	undone, busy int
+	// unackedSum is the sum of every partition's unacked: pollMax
+	// answers from it without a scan.
+	unackedSum int
 }
 
 // partitionOffsets is the checkpoint state of one partition.
@@ -169,6 +172,24 @@ func (t *offsetTracker) partitions() []topicPartition {
 	return sortedPartitions(t.parts)
 }
 
+// pollMax is the most records a reader may take from its client in one
+// poll without any partition passing the checkpoint limit: the limit less
+// the most unacknowledged records of any partition. No partition has more
+// than all of them together, so while their sum leaves half the limit that
+// answers without a scan. At least batchSize, which a poll may pass the
+// limit by (as a poll of one batch always could).
+func (t *offsetTracker) pollMax(batchSize int) int {
+	room := t.limit - t.unackedSum
+	if room < t.limit/2 {
+		most := 0
+		for _, po := range t.parts {
+			most = max(most, po.unacked)
+		}
+		room = t.limit - most
+	}
+	return max(batchSize, room)
+}
+
 // removePartition stops tracking tp: acknowledgements of its records are
 // ignored and its offset is no longer committed.
 func (t *offsetTracker) removePartition(tp topicPartition) {
@@ -182,6 +203,7 @@ func (t *offsetTracker) removePartition(tp topicPartition) {
 	if po.busy() {
 		t.busy--
 	}
+	t.unackedSum -= po.unacked
 	delete(t.parts, tp)
 }
 
@@ -297,6 +319,7 @@ func (t *offsetTracker) fetchedOne(p position) (pause bool) {
 func (t *offsetTracker) fetchedIn(tp topicPartition, po *partitionOffsets, offset int64) (pause bool) {
 	was := po.busy()
 	po.add(offset)
+	t.unackedSum++
 	t.noteBusy(po, was)
 	t.checkDone(tp, po)
 	if !po.paused && po.unacked >= t.limit {
@@ -326,8 +349,9 @@ func (t *offsetTracker) acked(ps []position) (resume []topicPartition) {
 		if po == nil {
 			continue
 		}
-		was := po.busy()
+		was, before := po.busy(), po.unacked
 		po.ackRun(run)
+		t.unackedSum -= before - po.unacked
 		t.noteBusy(po, was)
 		if po.paused && po.unacked < t.limit {
 			po.paused = false

@@ -114,6 +114,8 @@ type owner struct {
 	// budget is the weight of the records not yet acknowledged against
 	// max_unacknowledged_bytes (budget.go).
 	budget byteBudget
+	// fetchSize keeps the clients' fetch size to the budget (budget.go).
+	fetchSize fetchSizer
 
 	commits   commitState
 	finished  finishState
@@ -134,16 +136,17 @@ type owner struct {
 
 func newOwner(sess *session, a assignment, h *halt.Run) *owner {
 	o := &owner{
-		sess:     sess,
-		conf:     sess.conf,
-		log:      sess.log,
-		metrics:  sess.metrics,
-		assign:   a,
-		halt:     h,
-		tracker:  newOffsetTracker(sess.conf.CheckpointLimit),
-		readerOf: map[topicPartition]int{},
-		batches:  map[*fetchedBatch]*batchState{},
-		budget:   byteBudget{limit: sess.conf.MaxUnackedBytes},
+		sess:      sess,
+		conf:      sess.conf,
+		log:       sess.log,
+		metrics:   sess.metrics,
+		assign:    a,
+		halt:      h,
+		tracker:   newOffsetTracker(sess.conf.CheckpointLimit),
+		readerOf:  map[topicPartition]int{},
+		batches:   map[*fetchedBatch]*batchState{},
+		budget:    byteBudget{limit: sess.conf.MaxUnackedBytes},
+		fetchSize: newFetchSizer(sess.conf),
 	}
 	o.commits.lastRefresh = time.Now()
 	if sess.wm != nil {

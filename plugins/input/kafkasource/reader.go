@@ -209,13 +209,21 @@ type reader struct {
 	batchSize int
 	sess      *session
 	// reply receives the owner's answers to this reader's fetchReq.
-	reply chan *fetchedBatch
+	reply chan tracked
 }
 
 // run polls until ctx is cancelled or the client fails for good.
 func (r *reader) run(ctx context.Context) {
+	// pollMax is the most records a poll takes: the owner's bound, so
+	// that no partition passes checkpoint_limit (by more than a batch).
+	pollMax := r.batchSize
 	for {
-		fetches := r.client.PollRecords(ctx, r.batchSize)
+		// All the client has buffered where the checkpoint limit allows,
+		// split into batches of batchSize by the owner: a client fetches
+		// again only once its buffered fetch is drained, so taking it
+		// whole lets the next fetch overlap with building and handing
+		// out this one.
+		fetches := r.client.PollRecords(ctx, pollMax)
 		if ctx.Err() != nil {
 			return
 		}
@@ -223,11 +231,12 @@ func (r *reader) run(ctx context.Context) {
 			r.send(ctx, fetchResult{err: kgo.ErrClientClosed, fatal: true})
 			return
 		}
-		b, ok := r.fetched(fetches)
+		tr, ok := r.fetched(fetches)
 		if !ok {
 			return
 		}
-		if b != nil {
+		pollMax = tr.pollMax
+		for _, b := range tr.batches {
 			if !b.prepare(ctx) || !r.send(ctx, fetchResult{batch: b}) {
 				return
 			}

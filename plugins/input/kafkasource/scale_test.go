@@ -59,8 +59,9 @@ func TestChunkPositions(t *testing.T) {
 	}
 }
 
-// The tracker's counts of unfinished and busy partitions, which answer
-// allFinished and drained without a scan, agree with a scan of every
+// The tracker's counts of unfinished and busy partitions and of
+// unacknowledged records, which answer allFinished, drained and pollMax
+// without a scan, agree with a scan of every
 // partition after any sequence of fetches, acknowledgements, holds,
 // releases and removals.
 func TestTrackerCountsMatchScan(t *testing.T) {
@@ -73,9 +74,10 @@ func TestTrackerCountsMatchScan(t *testing.T) {
 		tr.addPartition(tps[i], 0, -1, int64(5+i%3))
 	}
 	fetched := map[topicPartition][]int64{}
-	scan := func() (allFinished, drained bool) {
+	scan := func() (allFinished, drained bool, unacked int) {
 		allFinished, drained = len(tr.parts) > 0, true
 		for _, po := range tr.parts {
+			unacked += po.unacked
 			if !po.done {
 				allFinished, drained = false, false
 			}
@@ -83,7 +85,7 @@ func TestTrackerCountsMatchScan(t *testing.T) {
 				drained = false
 			}
 		}
-		return allFinished, drained
+		return allFinished, drained, unacked
 	}
 	type held struct {
 		id holdID
@@ -122,7 +124,10 @@ func TestTrackerCountsMatchScan(t *testing.T) {
 			delete(fetched, tp)
 			tr.addPartition(tp, 0, -1, int64(5+rng.IntN(3)))
 		}
-		wantAll, wantDrained := scan()
+		wantAll, wantDrained, wantUnacked := scan()
+		if tr.unackedSum != wantUnacked {
+			t.Fatalf("step %d: %d records unacknowledged, a scan says %d", step, tr.unackedSum, wantUnacked)
+		}
 		if got := tr.allFinished(); got != wantAll {
 			t.Fatalf("step %d: allFinished %v, a scan says %v", step, got, wantAll)
 		}

@@ -189,7 +189,7 @@ func (sess *session) abort(clients []*kgo.Client) {
 // them returned.
 func (sess *session) startReaders() {
 	for i, cl := range sess.clients {
-		r := &reader{id: i, client: cl, batchSize: sess.conf.BatchSize, sess: sess, reply: make(chan *fetchedBatch, 1)}
+		r := &reader{id: i, client: cl, batchSize: sess.conf.BatchSize, sess: sess, reply: make(chan tracked, 1)}
 		sess.readers.Add(1)
 		go func() {
 			defer sess.readers.Done()

@@ -553,8 +553,9 @@ With a watermark:
 					"once they reach it, fetching pauses on every partition until acknowledgements bring them below. Each record "+
 					"counts its key, value and headers plus 768 bytes for what the input keeps of it in memory (the fetched record "+
 					"and its message with the default metadata), so this bounds memory, not payload alone: at the default, about "+
-					"17,000 records of 200 bytes, or 970 records of 16 KiB. A fetch asks for a quarter of it (unless "+
-					"`fetch_max_bytes` is set; `fetch_max_partition_bytes` per partition), and a fetch on its way "+
+					"17,000 records of 200 bytes, or 970 records of 16 KiB. A fetch asks for what weighs a quarter of it, from the "+
+					"record sizes seen so far (about 850 KiB for records of 200 bytes; at least 256 KiB, at most 4 MiB at the default; "+
+					"unless `fetch_max_bytes` is set; `fetch_max_partition_bytes` per partition), and a fetch on its way "+
 					"when fetching pauses still lands: the input holds at most this bound plus one fetch per broker and reader. "+
 					"`checkpoint_limit` bounds the records of each partition besides. In front of a `kafka_sink` with `at_least_once` "+
 					"or `exactly_once`, records are acknowledged once the sink handed them to its producer, so the bound covers the "+
@@ -587,7 +588,8 @@ With a watermark:
 			service.NewIntField(fieldFetchMaxBytes).
 				Description("Most bytes one fetch response may hold, over all its partitions (a record batch larger than this is still "+
 					"returned whole, so reading makes progress). Default `52428800` (bytes, 50 MiB, Kafka's); left at it, a fetch asks "+
-					"for a quarter of `max_unacknowledged_bytes` instead (4 MiB at its default, at least 1 MiB). "+
+					"instead for what weighs a quarter of `max_unacknowledged_bytes`, from the record sizes seen so far (see there; "+
+					"at most a quarter of it in bytes, 4 MiB at its default, at least 256 KiB). "+
 					"Flink option: `properties.fetch.max.bytes`.").
 				Default(defaultFetchMaxBytes).
 				Advanced(),
