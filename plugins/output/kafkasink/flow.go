@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -66,7 +67,9 @@ func (s *Sink) holdable(batch service.MessageBatch, errs []error, sameCluster bo
 				if !ok || h.GroupID() == "" || (sameCluster && !s.paired(h)) {
 					return nil, false
 				}
-				last = &heldSource{h: h}
+				// Room for the rest of the batch: most batches come
+				// from one source.
+				last = &heldSource{h: h, origins: make([]txnoffsets.Origin, 0, len(batch)-i)}
 				srcs = append(srcs, last)
 			}
 		}
@@ -121,9 +124,16 @@ func (s *Sink) writeFlowing(ctx context.Context, cl *kgo.Client, batch service.M
 		s.log.Debugf("kafka_sink: writing a batch of %d messages synchronously: %v", len(batch), err)
 		return false
 	}
-	origins := make([]txnoffsets.Origin, len(batch))
-	for i, m := range batch {
-		origins[i], _ = txnoffsets.FromContext(m.Context())
+	var origins []txnoffsets.Origin
+	if len(srcs) == 1 && len(srcs[0].origins) == len(batch) {
+		// One source (the usual case): holdable collected every
+		// message's origin in batch order already.
+		origins = srcs[0].origins
+	} else {
+		origins = make([]txnoffsets.Origin, len(batch))
+		for i, m := range batch {
+			origins[i], _ = txnoffsets.FromContext(m.Context())
+		}
 	}
 	left := 0
 	for _, r := range recs {
@@ -132,7 +142,8 @@ func (s *Sink) writeFlowing(ctx context.Context, cl *kgo.Client, batch service.M
 		}
 	}
 	f := &flowing{s: s, cl: cl, srcs: srcs, recs: recs, origins: origins, left: left, start: time.Now(), slowest: map[string]time.Duration{}}
-	for i, r := range recs {
+	promise := f.done // one function value for the batch, not a closure per record
+	for _, r := range recs {
 		if r == nil { // left out by ReduceByKey
 			continue
 		}
@@ -143,19 +154,19 @@ func (s *Sink) writeFlowing(ctx context.Context, cl *kgo.Client, batch service.M
 		} else {
 			r.Context = s.flowCtx
 		}
-		cl.Produce(ctx, r, func(r *kgo.Record, err error) { f.done(i, r, err) })
+		cl.Produce(ctx, r, promise)
 	}
 	return true
 }
 
-// done is the promise of record i. Promises run serially on the client's
-// promise goroutine, so f needs no lock.
-func (f *flowing) done(i int, r *kgo.Record, err error) {
+// done is the promise of each record of f. Promises run serially on the
+// client's promise goroutine, so f needs no lock.
+func (f *flowing) done(r *kgo.Record, err error) {
 	s := f.s
 	if err != nil {
 		s.m.failed.Incr(1, r.Topic)
 		if f.failed == nil {
-			f.failed = f.recordError(i, r, err)
+			f.failed = f.recordError(slices.Index(f.recs, r), r, err)
 		}
 	} else if d := time.Since(f.start); d > f.slowest[r.Topic] {
 		f.slowest[r.Topic] = d
@@ -210,7 +221,8 @@ func (f *flowing) recordError(i int, r *kgo.Record, err error) error {
 		err = &ProduceError{Topic: r.Topic, Partition: r.Partition, Err: err}
 	}
 	from := ""
-	if o := f.origins[i]; o.Source != nil {
+	if i >= 0 && f.origins[i].Source != nil {
+		o := f.origins[i]
 		from = fmt.Sprintf(" (read from topic %q partition %d offset %d)", o.Topic, o.Partition, o.Offset)
 	}
 	hint := ""
