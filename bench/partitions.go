@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -134,8 +135,9 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 	}
 	scanned := make(chan struct{})
 	go func() { l.scan(pr); pr.Close(); close(scanned) }()
+	peak := watchPeakRSS(cmd.Process.Pid)
 	exited := make(chan error, 1)
-	go func() { <-scanned; exited <- cmd.Wait() }()
+	go func() { <-scanned; peak.stop(); exited <- cmd.Wait() }()
 	fail := func(err error) (runWatched, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -181,7 +183,7 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 			}
 			ps := cmd.ProcessState
 			out.CPU = ps.UserTime().Seconds() + ps.SystemTime().Seconds()
-			out.PeakRSS = maxRSSKiB(ps)
+			out.PeakRSS = peak.last()
 			out.lines = lines()
 			return out, nil
 		case <-tick.C:
@@ -226,6 +228,58 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 		}
 	}
 }
+
+// peakRSS follows a process's peak resident set (VmHWM in
+// /proc/<pid>/status), KiB, while it runs. The rusage of the exited child
+// (ProcessState's ru_maxrss) cannot stand for it: Go starts a child with
+// clone(CLONE_VM|CLONE_VFORK), so until its exec the child runs on the
+// bench's own memory map, and Linux carries that map's peak into the
+// child's ru_maxrss at exec. Every bounded run then reported the bench's
+// peak (803 MiB after it produced the topic set) rather than connectd's.
+type peakRSS struct {
+	kib  atomic.Int64
+	quit chan struct{}
+	done chan struct{}
+}
+
+// peakRSSPoll is how often watchPeakRSS reads VmHWM: growth in the last
+// poll interval before the process exits is not seen.
+const peakRSSPoll = 50 * time.Millisecond
+
+// watchPeakRSS reads pid's VmHWM every peakRSSPoll until stop.
+func watchPeakRSS(pid int) *peakRSS {
+	p := &peakRSS{quit: make(chan struct{}), done: make(chan struct{})}
+	read := func() {
+		if _, rss, err := procStats(pid); err == nil && rss > p.kib.Load() {
+			p.kib.Store(rss)
+		}
+	}
+	read()
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(peakRSSPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return p
+}
+
+// stop ends the polling; it returns once no read is under way, so that the
+// process can be reaped (and its pid reused) after it.
+func (p *peakRSS) stop() {
+	close(p.quit)
+	<-p.done
+}
+
+// last is the highest VmHWM read.
+func (p *peakRSS) last() int64 { return p.kib.Load() }
 
 // currentRSS is a live process's resident set (VmRSS), KiB.
 func currentRSS(pid int) (int64, error) {
