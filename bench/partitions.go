@@ -40,6 +40,8 @@ var (
 	manyKeep       = flag.Bool("many-keep", false, "keep the partitions10k topics (and the private broker) for the next run")
 	manyBroker     = flag.String("many-broker", "", "broker of the partitions10k scenario; empty: a private one started with scripts/kafka.sh on -many-port-base")
 	manyPortBase   = flag.Int("many-port-base", 19392, "first port of the partitions10k scenario's private broker")
+	manyDebug      = flag.Bool("many-debug", false, "serve /debug/pprof on each partitions10k run's http address (its port is in the run's log with -many-logs)")
+	manyLogs       = flag.String("many-logs", "", "directory for the whole log of each partitions10k run (round-R-C.log, C the contender's row); none if empty")
 )
 
 // logRun is a connectd process whose log lines are watched.
@@ -50,6 +52,8 @@ type logRun struct {
 	watch []*regexp.Regexp
 	first []time.Duration
 	tail  []string
+	// all, if not nil, gets every line, stamped with its time since start.
+	all io.Writer
 }
 
 func (l *logRun) scan(r io.Reader) {
@@ -58,6 +62,9 @@ func (l *logRun) scan(r io.Reader) {
 	for sc.Scan() {
 		line := sc.Text()
 		at := time.Since(l.start)
+		if l.all != nil {
+			fmt.Fprintf(l.all, "%8.3f %s\n", at.Seconds(), line)
+		}
 		l.mu.Lock()
 		for i, re := range l.watch {
 			if l.first[i] == 0 && re.MatchString(line) {
@@ -99,6 +106,8 @@ type watchOpts struct {
 	// idle: the run ends idle after watch[0] first matched, and its CPU
 	// share is measured over the second half of that time.
 	idle time.Duration
+	// log, if not nil, gets every line of the run's log.
+	log io.Writer
 }
 
 // runConnectdWatched runs connectd with yaml (its http and logger sections
@@ -114,11 +123,11 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 	}
 	defer os.RemoveAll(dir)
 	conf := filepath.Join(dir, "pipeline.yaml")
-	yaml = fmt.Sprintf("http:\n  address: 127.0.0.1:%d\nlogger:\n  level: info\n%s", port, yaml)
+	yaml = fmt.Sprintf("http:\n  address: 127.0.0.1:%d\n  debug_endpoints: %v\nlogger:\n  level: info\n%s", port, *manyDebug, yaml)
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		return runWatched{}, err
 	}
-	l := &logRun{watch: o.watch, first: make([]time.Duration, len(o.watch))}
+	l := &logRun{watch: o.watch, first: make([]time.Duration, len(o.watch)), all: o.log}
 	cmd := exec.CommandContext(ctx, bin, "run", conf)
 	// Benthos logs to stdout, panics go to stderr: both are watched.
 	pr, pw, err := os.Pipe()
@@ -401,13 +410,13 @@ func partitionsScenario(ctx context.Context, e env) error {
 		}
 		for _, i := range order {
 			c := manyContenders[i]
-			r, err := runMany(ctx, e, s, small, c)
+			r, err := runMany(ctx, e, s, small, c, round, i)
 			if err != nil {
 				return fmt.Errorf("round %d %s: %w", round+1, c.name, err)
 			}
 			results[i] = append(results[i], r)
-			fmt.Fprintf(os.Stderr, "round %d %s: %.1f s, start-up %v, peak %.0f MiB, /metrics %d KiB\n", round+1, c.name, r.Wall,
-				r.startup.Round(time.Millisecond), float64(r.PeakRSS)/1024, r.metricsSize/1024)
+			fmt.Fprintf(os.Stderr, "round %d %s: %.1f s, start-up %v, CPU %.1f s, peak %.0f MiB, /metrics %d KiB, load %s\n", round+1, c.name,
+				r.Wall, r.startup.Round(time.Millisecond), r.CPU, float64(r.PeakRSS)/1024, r.metricsSize/1024, loadAvg())
 		}
 	}
 	fmt.Printf("### 10,000 partitions on one process\n\n")
@@ -425,9 +434,14 @@ func partitionsScenario(ctx context.Context, e env) error {
 			continue
 		}
 		m := medianMany(results[i])
-		fmt.Printf("| %s | %.1f | %.0f | %.2f | %.1f | %.0f | %d | %d (%d, %d) | %d | %.0f / %.0f | %s |\n", c.name, m.Wall, float64(s.records)/m.Wall,
-			m.startup.Seconds(), m.CPU, float64(m.PeakRSS)/1024, m.metricsSize/1024, m.series, m.sourceLines, m.partLabeled,
-			m.commits, m.commitP50, m.commitP99, walls(results[i]))
+		page := fmt.Sprintf("%d | %d (%d, %d) | %d | %.0f / %.0f", m.metricsSize/1024, m.series, m.sourceLines, m.partLabeled,
+			m.commits, m.commitP50, m.commitP99)
+		if m.page == "" {
+			// It ended before the first scrape, a second after its start.
+			page = "- | - | - | -"
+		}
+		fmt.Printf("| %s | %.1f | %.0f | %.2f | %.1f | %.0f | %s | %s |\n", c.name, m.Wall, float64(s.records)/m.Wall,
+			m.startup.Seconds(), m.CPU, float64(m.PeakRSS)/1024, page, walls(results[i]))
 	}
 	fmt.Println()
 	var base manyResult
@@ -475,8 +489,8 @@ func medianMany(rs []manyResult) manyResult {
 	return s[len(s)/2]
 }
 
-// runMany runs contender c once.
-func runMany(ctx context.Context, e env, s topicSet, small string, c manyContender) (manyResult, error) {
+// runMany runs contender c (row i) once, in round.
+func runMany(ctx context.Context, e env, s topicSet, small string, c manyContender, round, i int) (manyResult, error) {
 	group := fmt.Sprintf("bench-many-%d", time.Now().UnixNano())
 	sub := fmt.Sprintf("topic_pattern: %q", s.pattern())
 	if c.small {
@@ -505,6 +519,14 @@ input:
 		o = watchOpts{watch: []*regexp.Regexp{assignedRe}, until: sourceReceivedRe, records: s.records}
 	case c.idle:
 		o.idle = manyIdle
+	}
+	if *manyLogs != "" {
+		f, err := os.Create(filepath.Join(*manyLogs, fmt.Sprintf("round-%d-%d.log", round+1, i)))
+		if err != nil {
+			return manyResult{}, err
+		}
+		defer f.Close()
+		o.log = f
 	}
 	r, err := runConnectdWatched(ctx, e.bin, yaml, o)
 	if err != nil {
