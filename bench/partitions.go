@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,7 +40,37 @@ var (
 	manyKeep       = flag.Bool("many-keep", false, "keep the partitions10k topics (and the private broker) for the next run")
 	manyBroker     = flag.String("many-broker", "", "broker of the partitions10k scenario; empty: a private one started with scripts/kafka.sh on -many-port-base")
 	manyPortBase   = flag.Int("many-port-base", 19392, "first port of the partitions10k scenario's private broker")
+	manyDebug      = flag.Bool("many-debug", false, "serve /debug/pprof on each partitions10k run's http address (its port is in the run's log with -many-logs)")
+	manyData       = flag.String("many-data", "", "data dir of the partitions10k scenario's private broker; empty: "+manyDataDefault+" (tmpfs) if there is a /dev/shm, else /tmp/connectd-kafka-bench-many")
+	manyLogs       = flag.String("many-logs", "", "directory for the whole log of each partitions10k run (round-R-C.log, C the contender's row); none if empty")
 )
+
+// manyDataDefault is where the private broker keeps its data: in memory.
+// On disk, the first fetches of a freshly filled set of 10,000 partitions
+// were never answered on the shared box: the kernel had evicted the files
+// the broker had just written (fincore: 0 pages of a partition's log and
+// index, minutes after the fill; the box's page cache refaults all the
+// time), so a fetch touching every partition made thousands of synchronous
+// disk reads in one request handler (major faults on the mmapped offset
+// indexes, about 580 a second, the broker at 95% system CPU), longer than
+// the client's request timeout (fetch_max_wait + request_timeout_overhead,
+// 10.5s): the client dropped the connection and sent the fetch again while
+// the broker went on with the abandoned ones, and no record was read in
+// over 3 minutes. What
+// the scenario measures is connectd against a broker serving recent data
+// from memory, as a broker's page cache does where it is not starved.
+const manyDataDefault = "/dev/shm/connectd-kafka-bench-many"
+
+// manyDataDir is the private broker's data dir (-many-data).
+func manyDataDir() string {
+	if *manyData != "" {
+		return *manyData
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		return manyDataDefault
+	}
+	return "/tmp/connectd-kafka-bench-many"
+}
 
 // logRun is a connectd process whose log lines are watched.
 type logRun struct {
@@ -49,6 +80,8 @@ type logRun struct {
 	watch []*regexp.Regexp
 	first []time.Duration
 	tail  []string
+	// all, if not nil, gets every line, stamped with its time since start.
+	all io.Writer
 }
 
 func (l *logRun) scan(r io.Reader) {
@@ -57,6 +90,9 @@ func (l *logRun) scan(r io.Reader) {
 	for sc.Scan() {
 		line := sc.Text()
 		at := time.Since(l.start)
+		if l.all != nil {
+			fmt.Fprintf(l.all, "%8.3f %s\n", at.Seconds(), line)
+		}
 		l.mu.Lock()
 		for i, re := range l.watch {
 			if l.first[i] == 0 && re.MatchString(line) {
@@ -98,6 +134,8 @@ type watchOpts struct {
 	// idle: the run ends idle after watch[0] first matched, and its CPU
 	// share is measured over the second half of that time.
 	idle time.Duration
+	// log, if not nil, gets every line of the run's log.
+	log io.Writer
 }
 
 // runConnectdWatched runs connectd with yaml (its http and logger sections
@@ -113,11 +151,11 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 	}
 	defer os.RemoveAll(dir)
 	conf := filepath.Join(dir, "pipeline.yaml")
-	yaml = fmt.Sprintf("http:\n  address: 127.0.0.1:%d\nlogger:\n  level: info\n%s", port, yaml)
+	yaml = fmt.Sprintf("http:\n  address: 127.0.0.1:%d\n  debug_endpoints: %v\nlogger:\n  level: info\n%s", port, *manyDebug, yaml)
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		return runWatched{}, err
 	}
-	l := &logRun{watch: o.watch, first: make([]time.Duration, len(o.watch))}
+	l := &logRun{watch: o.watch, first: make([]time.Duration, len(o.watch)), all: o.log}
 	cmd := exec.CommandContext(ctx, bin, "run", conf)
 	// Benthos logs to stdout, panics go to stderr: both are watched.
 	pr, pw, err := os.Pipe()
@@ -134,8 +172,9 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 	}
 	scanned := make(chan struct{})
 	go func() { l.scan(pr); pr.Close(); close(scanned) }()
+	peak := watchPeakRSS(cmd.Process.Pid)
 	exited := make(chan error, 1)
-	go func() { <-scanned; exited <- cmd.Wait() }()
+	go func() { <-scanned; peak.stop(); exited <- cmd.Wait() }()
 	fail := func(err error) (runWatched, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -181,7 +220,7 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 			}
 			ps := cmd.ProcessState
 			out.CPU = ps.UserTime().Seconds() + ps.SystemTime().Seconds()
-			out.PeakRSS = maxRSSKiB(ps)
+			out.PeakRSS = peak.last()
 			out.lines = lines()
 			return out, nil
 		case <-tick.C:
@@ -226,6 +265,58 @@ func runConnectdWatched(ctx context.Context, bin, yaml string, o watchOpts) (run
 		}
 	}
 }
+
+// peakRSS follows a process's peak resident set (VmHWM in
+// /proc/<pid>/status), KiB, while it runs. The rusage of the exited child
+// (ProcessState's ru_maxrss) cannot stand for it: Go starts a child with
+// clone(CLONE_VM|CLONE_VFORK), so until its exec the child runs on the
+// bench's own memory map, and Linux carries that map's peak into the
+// child's ru_maxrss at exec. Every bounded run then reported the bench's
+// peak (803 MiB after it produced the topic set) rather than connectd's.
+type peakRSS struct {
+	kib  atomic.Int64
+	quit chan struct{}
+	done chan struct{}
+}
+
+// peakRSSPoll is how often watchPeakRSS reads VmHWM: growth in the last
+// poll interval before the process exits is not seen.
+const peakRSSPoll = 50 * time.Millisecond
+
+// watchPeakRSS reads pid's VmHWM every peakRSSPoll until stop.
+func watchPeakRSS(pid int) *peakRSS {
+	p := &peakRSS{quit: make(chan struct{}), done: make(chan struct{})}
+	read := func() {
+		if _, rss, err := procStats(pid); err == nil && rss > p.kib.Load() {
+			p.kib.Store(rss)
+		}
+	}
+	read()
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(peakRSSPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return p
+}
+
+// stop ends the polling; it returns once no read is under way, so that the
+// process can be reaped (and its pid reused) after it.
+func (p *peakRSS) stop() {
+	close(p.quit)
+	<-p.done
+}
+
+// last is the highest VmHWM read.
+func (p *peakRSS) last() int64 { return p.kib.Load() }
 
 // currentRSS is a live process's resident set (VmRSS), KiB.
 func currentRSS(pid int) (int64, error) {
@@ -311,7 +402,7 @@ type manyResult struct {
 
 func partitionsScenario(ctx context.Context, e env) error {
 	if e.brokers = *manyBroker; e.brokers == "" {
-		brokers, stop, err := privateBroker(ctx, *manyPortBase, "/tmp/connectd-kafka-bench-many")
+		brokers, stop, err := privateBroker(ctx, *manyPortBase, manyDataDir())
 		if err != nil {
 			return err
 		}
@@ -347,13 +438,13 @@ func partitionsScenario(ctx context.Context, e env) error {
 		}
 		for _, i := range order {
 			c := manyContenders[i]
-			r, err := runMany(ctx, e, s, small, c)
+			r, err := runMany(ctx, e, s, small, c, round, i)
 			if err != nil {
 				return fmt.Errorf("round %d %s: %w", round+1, c.name, err)
 			}
 			results[i] = append(results[i], r)
-			fmt.Fprintf(os.Stderr, "round %d %s: %.1f s, start-up %v, peak %.0f MiB, /metrics %d KiB\n", round+1, c.name, r.Wall,
-				r.startup.Round(time.Millisecond), float64(r.PeakRSS)/1024, r.metricsSize/1024)
+			fmt.Fprintf(os.Stderr, "round %d %s: %.1f s, start-up %v, CPU %.1f s, peak %.0f MiB, /metrics %d KiB, load %s\n", round+1, c.name,
+				r.Wall, r.startup.Round(time.Millisecond), r.CPU, float64(r.PeakRSS)/1024, r.metricsSize/1024, loadAvg())
 		}
 	}
 	fmt.Printf("### 10,000 partitions on one process\n\n")
@@ -371,9 +462,14 @@ func partitionsScenario(ctx context.Context, e env) error {
 			continue
 		}
 		m := medianMany(results[i])
-		fmt.Printf("| %s | %.1f | %.0f | %.2f | %.1f | %.0f | %d | %d (%d, %d) | %d | %.0f / %.0f | %s |\n", c.name, m.Wall, float64(s.records)/m.Wall,
-			m.startup.Seconds(), m.CPU, float64(m.PeakRSS)/1024, m.metricsSize/1024, m.series, m.sourceLines, m.partLabeled,
-			m.commits, m.commitP50, m.commitP99, walls(results[i]))
+		page := fmt.Sprintf("%d | %d (%d, %d) | %d | %.0f / %.0f", m.metricsSize/1024, m.series, m.sourceLines, m.partLabeled,
+			m.commits, m.commitP50, m.commitP99)
+		if m.page == "" {
+			// It ended before the first scrape, a second after its start.
+			page = "- | - | - | -"
+		}
+		fmt.Printf("| %s | %.1f | %.0f | %.2f | %.1f | %.0f | %s | %s |\n", c.name, m.Wall, float64(s.records)/m.Wall,
+			m.startup.Seconds(), m.CPU, float64(m.PeakRSS)/1024, page, walls(results[i]))
 	}
 	fmt.Println()
 	var base manyResult
@@ -421,8 +517,8 @@ func medianMany(rs []manyResult) manyResult {
 	return s[len(s)/2]
 }
 
-// runMany runs contender c once.
-func runMany(ctx context.Context, e env, s topicSet, small string, c manyContender) (manyResult, error) {
+// runMany runs contender c (row i) once, in round.
+func runMany(ctx context.Context, e env, s topicSet, small string, c manyContender, round, i int) (manyResult, error) {
 	group := fmt.Sprintf("bench-many-%d", time.Now().UnixNano())
 	sub := fmt.Sprintf("topic_pattern: %q", s.pattern())
 	if c.small {
@@ -451,6 +547,14 @@ input:
 		o = watchOpts{watch: []*regexp.Regexp{assignedRe}, until: sourceReceivedRe, records: s.records}
 	case c.idle:
 		o.idle = manyIdle
+	}
+	if *manyLogs != "" {
+		f, err := os.Create(filepath.Join(*manyLogs, fmt.Sprintf("round-%d-%d.log", round+1, i)))
+		if err != nil {
+			return manyResult{}, err
+		}
+		defer f.Close()
+		o.log = f
 	}
 	r, err := runConnectdWatched(ctx, e.bin, yaml, o)
 	if err != nil {

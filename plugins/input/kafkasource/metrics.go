@@ -67,7 +67,7 @@ var metricDocs = append([]metricdoc.Metric{
 		Help: "Fetches of the partition that failed."},
 	{Name: metricOffsetResets, Kind: metricdoc.Counter, Labels: byPartition,
 		Help: "Fetch positions that fell out of the log and were reset per committed_fallback."},
-	{Name: "kafka_source_records_left", Kind: metricdoc.Gauge, Labels: byPartition,
+	{Name: metricRecordsLeft, Kind: metricdoc.Gauge, Labels: byPartition,
 		Help: "With stop_at: offsets from the fetch position to the partition's stop offset."},
 	{Name: "kafka_source_seconds_left", Kind: metricdoc.Gauge,
 		Help: "With stop_at: estimated seconds until every partition reaches its stop offset; -1 while unknown."},
@@ -97,6 +97,7 @@ const (
 	metricPartitionBytes   = "kafka_source_partition_bytes"
 	metricReaderPartitions = "kafka_source_reader_partitions"
 	metricCommitFailures   = "kafka_source_commit_failures"
+	metricRecordsLeft      = "kafka_source_records_left"
 )
 
 // Causes of a refused offset commit: the cause label of

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
@@ -32,17 +31,63 @@ const progressSplitLines = 16
 // progressMetrics are the bounded read's gauges.
 type progressMetrics struct {
 	// left: offsets from the fetch position to the stop offset, per split
-	// (0 once it reached it).
-	left *service.MetricGauge
+	// (0 once it reached it); with partition_metrics: topic, their sum
+	// per topic.
+	left    *service.MetricGauge
+	byTopic bool
 	// seconds: estimated seconds until every split reaches its stop
 	// offset; -1 while unknown (no rate yet).
 	seconds *service.MetricGauge
 }
 
-func newProgressMetrics(m *service.Metrics) progressMetrics {
+func newProgressMetrics(m *service.Metrics, mode PartitionMetrics) progressMetrics {
+	if mode == PartitionMetricsTopic {
+		return progressMetrics{
+			left:    m.NewGauge(metricRecordsLeft, labelTopic),
+			byTopic: true,
+			seconds: m.NewGauge("kafka_source_seconds_left"),
+		}
+	}
 	return progressMetrics{
-		left:    m.NewGauge("kafka_source_records_left", "topic", "partition"),
+		left:    m.NewGauge(metricRecordsLeft, labelTopic, labelPartition),
 		seconds: m.NewGauge("kafka_source_seconds_left"),
+	}
+}
+
+// recordsLeft is the last records left of each split and, with
+// partition_metrics: topic, their sum per topic: kafka_source_records_left
+// is set only when its value changed, and per topic it is the sum, so that
+// 10,000 splits are not 10,000 series set at every tick.
+type recordsLeft struct {
+	byTopic bool
+	split   map[topicPartition]int64
+	topic   map[string]int64
+}
+
+// set records split tp's records left and returns the series to set, its
+// labels and value; false if that value did not change.
+func (r *recordsLeft) set(tp topicPartition, n int64) ([]string, int64, bool) {
+	if r.split == nil {
+		r.split, r.topic = map[topicPartition]int64{}, map[string]int64{}
+	}
+	last, ok := r.split[tp]
+	if ok && last == n {
+		return nil, 0, false
+	}
+	r.split[tp] = n
+	if !r.byTopic {
+		return []string{tp.topic, partitionLabel(tp.partition)}, n, true
+	}
+	r.topic[tp.topic] += n - last
+	return []string{tp.topic}, r.topic[tp.topic], true
+}
+
+// setLeft sets kafka_source_records_left for split tp.
+func (o *owner) setLeft(tp topicPartition, n int64) {
+	p := &o.progress
+	p.left.byTopic = o.metrics.progress.byTopic
+	if labels, v, ok := p.left.set(tp, n); ok {
+		o.metrics.progress.left.Set(v, labels...)
 	}
 }
 
@@ -54,6 +99,8 @@ type progressState struct {
 	loggedAt time.Time
 	// finished are the splits whose end was logged.
 	finished map[topicPartition]bool
+	// left is what kafka_source_records_left was set to.
+	left recordsLeft
 }
 
 // progressEstimate smooths the fetch rate of a bounded read from the
@@ -143,7 +190,7 @@ func (o *owner) progressFinished(done []topicPartition) {
 			continue
 		}
 		p.finished[tp] = true
-		o.metrics.progress.left.Set(0, tp.topic, strconv.Itoa(int(tp.partition)))
+		o.setLeft(tp, 0)
 		stop := int64(noStop)
 		if po := o.tracker.parts[tp]; po != nil {
 			stop = po.stop
@@ -167,7 +214,7 @@ func (o *owner) progressTick(now time.Time) {
 	for _, s := range splits {
 		n := s.left()
 		left += n
-		o.metrics.progress.left.Set(n, s.tp.topic, strconv.Itoa(int(s.tp.partition)))
+		o.setLeft(s.tp, n)
 		if n > 0 {
 			open = append(open, s)
 		}

@@ -1,8 +1,15 @@
 package kafkasource
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/connectd/connectd/internal/eventually"
+	"github.com/connectd/connectd/internal/metricdoc/metrictest"
 )
 
 // The estimate is unknown until two ticks give a rate, follows the smoothed
@@ -58,5 +65,84 @@ func TestBoundedSplits(t *testing.T) {
 	}
 	if got[1].left() != 38 {
 		t.Errorf("t/1 at offset 12 of 50: left %d, want 38", got[1].left())
+	}
+}
+
+// kafka_source_records_left follows partition_metrics: per split, or with
+// topic one series per topic, the sum of its splits; a value that did not
+// change is not set again.
+func TestRecordsLeftSums(t *testing.T) {
+	t.Parallel()
+	type set struct {
+		tp     topicPartition
+		n      int64
+		labels []string
+		value  int64
+		ok     bool
+	}
+	u0 := topicPartition{topic: "u", partition: 0}
+	for _, tt := range []struct {
+		byTopic bool
+		sets    []set
+	}{
+		{byTopic: false, sets: []set{
+			{tpT(0), 10, []string{"t", "0"}, 10, true},
+			{tpT(1), 5, []string{"t", "1"}, 5, true},
+			{tpT(0), 10, nil, 0, false},
+			{tpT(0), 0, []string{"t", "0"}, 0, true},
+		}},
+		{byTopic: true, sets: []set{
+			{tpT(0), 10, []string{"t"}, 10, true},
+			{tpT(1), 5, []string{"t"}, 15, true},
+			{u0, 7, []string{"u"}, 7, true},
+			{tpT(0), 10, nil, 0, false},
+			{tpT(0), 3, []string{"t"}, 8, true},
+			{tpT(1), 0, []string{"t"}, 3, true},
+			{tpT(0), 0, []string{"t"}, 0, true},
+			{tpT(2), 0, []string{"t"}, 0, true},
+		}},
+	} {
+		r := recordsLeft{byTopic: tt.byTopic}
+		for i, s := range tt.sets {
+			labels, v, ok := r.set(s.tp, s.n)
+			if ok != s.ok || v != s.value || !slices.Equal(labels, s.labels) {
+				t.Errorf("byTopic %v, set %d (%v to %d): %v %d %v, want %v %d %v", tt.byTopic, i, s.tp, s.n, labels, v, ok,
+					s.labels, s.value, s.ok)
+			}
+		}
+	}
+}
+
+// A bounded read's kafka_source_records_left carries a partition label with
+// partition_metrics: partition and none with topic (at 10,000 partitions,
+// 10,000 series that the field is there to avoid), and ends at 0.
+func TestRecordsLeftFollowsPartitionMetrics(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []PartitionMetrics{PartitionMetricsPartition, PartitionMetricsTopic} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			addr := c.ListenAddrs()[0]
+			for p := range int32(4) {
+				produceN(t, addr, "t", 3+int(p), p)
+			}
+			want := []string{metrictest.Key(metricRecordsLeft, "topic", "t")}
+			if mode == PartitionMetricsPartition {
+				want = nil
+				for p := range 4 {
+					want = append(want, metrictest.Key(metricRecordsLeft, "topic", "t", "partition", fmt.Sprint(p)))
+				}
+			}
+			rec := recordedStream(t, sourceYAML(addr, "g", "start_from: earliest", "stop_at: latest",
+				"partition_metrics: "+string(mode)))
+			eventually.True(t, testTimeout, "every record counted and every split at its stop offset", func() bool {
+				return rec.Total("kafka_source_records_received") == 18 && slices.Equal(rec.Series(metricRecordsLeft), want) &&
+					rec.Total(metricRecordsLeft) == 0
+			})
+		})
 	}
 }

@@ -66,7 +66,7 @@ func newSourceMetrics(m *service.Metrics, mode PartitionMetrics) sourceMetrics {
 		readerSplits:   m.NewGauge(metricReaderPartitions, labelReader),
 		parts:          newPartitionMetrics(m, mode),
 		wm:             newWMMetrics(m),
-		progress:       newProgressMetrics(m),
+		progress:       newProgressMetrics(m, mode),
 	}
 }
 

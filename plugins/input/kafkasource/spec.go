@@ -631,8 +631,8 @@ With a watermark:
 			service.NewStringEnumField(fieldPartitionMetrics, string(PartitionMetricsPartition), string(PartitionMetricsTopic)).
 				Description("Labels of the per-partition metrics (`kafka_source_lag`, `kafka_source_offset`, "+
 					"`kafka_source_committed_offset`, `kafka_source_unacked_records`, `kafka_source_fetch_errors`, "+
-					"`kafka_source_offset_resets`, `kafka_source_partition_watermark_ms`, `kafka_source_partition_records`, "+
-					"`kafka_source_partition_bytes`). `partition`: one series per partition, "+
+					"`kafka_source_offset_resets`, `kafka_source_partition_watermark_ms`, `kafka_source_records_left`, "+
+					"`kafka_source_partition_records`, `kafka_source_partition_bytes`). `partition`: one series per partition, "+
 					"labels `topic` and `partition` (and `reader` for the last two). `topic`: one series per topic, label `topic` only "+
 					"(and `reader`): each gauge is the sum over "+
 					"the topic's partitions that this process reads (the partition watermark: their minimum), each counter counts "+
