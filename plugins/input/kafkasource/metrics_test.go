@@ -11,7 +11,6 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/kafkaconn"
@@ -72,12 +71,7 @@ func TestPartitionRecordsAndBytesPerReader(t *testing.T) {
 	for _, mode := range []PartitionMetrics{PartitionMetricsPartition, PartitionMetricsTopic} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.Close)
-			addr := c.ListenAddrs()[0]
+			_, addr := newFakeClusterOf(t, 4)
 			// Partition p gets 2+p records: counts and sizes differ per partition.
 			wantRecs, wantBytes := map[string]int64{}, map[string]int64{}
 			conf := Config{Readers: 2, Shard: Shard{Count: 1}}

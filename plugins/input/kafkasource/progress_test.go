@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
-
 	"github.com/connectd/connectd/internal/eventually"
 	"github.com/connectd/connectd/internal/metricdoc/metrictest"
 )
@@ -121,12 +119,7 @@ func TestRecordsLeftFollowsPartitionMetrics(t *testing.T) {
 	for _, mode := range []PartitionMetrics{PartitionMetricsPartition, PartitionMetricsTopic} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "t"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.Close)
-			addr := c.ListenAddrs()[0]
+			_, addr := newFakeClusterOf(t, 4)
 			for p := range int32(4) {
 				produceN(t, addr, "t", 3+int(p), p)
 			}

@@ -33,7 +33,14 @@ func newCluster(t *testing.T) string {
 
 func newFakeCluster(t *testing.T) (*kfake.Cluster, string) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "t"))
+	return newFakeClusterOf(t, 3)
+}
+
+// newFakeClusterOf is a one-broker kfake cluster with topic "t" of
+// partitions partitions, closed with the test, and its address.
+func newFakeClusterOf(t *testing.T, partitions int32) (*kfake.Cluster, string) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"))
 	if err != nil {
 		t.Fatal(err)
 	}
