@@ -43,6 +43,9 @@ func (a *groupAssignment) clientOpts(i int) []kgo.Opt {
 		kgo.OnPartitionsAssigned(a.onAssigned(i)),
 		kgo.OnPartitionsRevoked(a.onRevoked(i, true)),
 		kgo.OnPartitionsLost(a.onRevoked(i, false)),
+		// The callbacks above run only between a reader's polls, once
+		// the owner tracks what the last poll returned (reader.run).
+		kgo.BlockRebalanceOnPoll(),
 		// No kgo.RequireStableFetchOffsets: since franz-go v1.2x a group
 		// consumer always fetches its offsets with require-stable (the
 		// option is a deprecated no-op), so an assigned partition waits

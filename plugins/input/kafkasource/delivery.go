@@ -61,16 +61,7 @@ type tracked struct {
 
 func (r fetchReq) handle(o *owner) {
 	bs := o.track(r.fetches, r.batchSize)
-	pollMax := o.tracker.pollMax(r.batchSize)
-	if o.conf.Assignment == AssignmentGroup {
-		// A group member polls one batch at a time, as before polls
-		// took all that was buffered: batches a reader still holds
-		// when the group revokes and reassigns their partitions must
-		// not outnumber what the revocation path was proven with (an
-		// exactly-once takeover test wrote one such batch twice).
-		pollMax = r.batchSize
-	}
-	r.reply <- tracked{batches: bs, pollMax: pollMax}
+	r.reply <- tracked{batches: bs, pollMax: o.tracker.pollMax(r.batchSize)}
 	r.fetches.EachError(func(_ string, _ int32, err error) {
 		var e *kgo.ErrDataLoss
 		if errors.As(err, &e) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -107,4 +108,105 @@ func TestSourceGroupMode(t *testing.T) {
 		want[tp] = 21
 	}
 	waitCommitted(t, addr, "g", want)
+}
+
+// TestGroupRebalanceWaitsForPolledRecords: a group member's poll blocks the
+// group's rebalances until the owner tracks its records. While a reader
+// holds a poll, another member that joins gets none of its partitions; the
+// member leaves again and every record is delivered exactly once. Without
+// the block, the partitions of the held poll went to the other member and
+// came back, and the held records were taken for the new assignment's and
+// delivered twice.
+func TestGroupRebalanceWaitsForPolledRecords(t *testing.T) {
+	t.Parallel()
+	addr := newTopicsCluster(t, 2, "t")
+	produceN(t, addr, "t", 20, 0, 1)
+	s, err := buildSource(t, sourceYAML(addr, "g-held", "assignment: group", "commit_period: 50ms", "fetch_max_wait: 50ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	polled, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.afterPoll = func(kgo.Fetches) {
+		once.Do(func() {
+			close(polled)
+			<-release
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := s.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+
+	var mu sync.Mutex
+	delivered := map[string]int{}
+	dctx, dcancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		drain(dctx, t, s, func(v string) { mu.Lock(); delivered[v]++; mu.Unlock() })
+	}()
+	defer wg.Wait()
+	defer dcancel()
+
+	select {
+	case <-polled:
+	case <-ctx.Done():
+		t.Fatal("no poll returned records")
+	}
+	var (
+		amu sync.Mutex
+		got []topicPartition
+	)
+	other, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-held"), kgo.ConsumeTopics("t"),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			amu.Lock()
+			defer amu.Unlock()
+			for tp, ps := range m {
+				for _, p := range ps {
+					got = append(got, topicPartition{topic: tp, partition: p})
+				}
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other member joins (it needs no poll for that) and asks for its
+	// share, which the held poll keeps from it: a second would be enough
+	// for the rebalance without the block.
+	time.Sleep(3 * time.Second)
+	amu.Lock()
+	stolen := slices.Clone(got)
+	amu.Unlock()
+	if len(stolen) > 0 {
+		// Let the partitions come back, so that the held records meet
+		// their partition's new assignment.
+		other.Close()
+		waitTracked(t, s, []topicPartition{tpT(0), tpT(1)})
+		close(release)
+		t.Errorf("the group gave %v to another member while a reader held a poll of them", stolen)
+	} else {
+		close(release)
+		other.Close()
+	}
+	eventually.NoError(t, testTimeout, "every record delivered", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(delivered) != 40 {
+			return fmt.Errorf("%d distinct records delivered", len(delivered))
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // a record delivered twice arrives by now
+	mu.Lock()
+	defer mu.Unlock()
+	for v, n := range delivered {
+		if n != 1 {
+			t.Errorf("record %s delivered %d times", v, n)
+		}
+	}
 }

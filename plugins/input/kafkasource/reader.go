@@ -225,13 +225,26 @@ func (r *reader) run(ctx context.Context) {
 		// out this one.
 		fetches := r.client.PollRecords(ctx, pollMax)
 		if ctx.Err() != nil {
+			r.client.AllowRebalance()
 			return
 		}
 		if fetches.IsClientClosed() {
+			r.client.AllowRebalance()
 			r.send(ctx, fetchResult{err: kgo.ErrClientClosed, fatal: true})
 			return
 		}
+		if r.sess.afterPoll != nil && fetches.NumRecords() > 0 {
+			r.sess.afterPoll(fetches)
+		}
 		tr, ok := r.fetched(fetches)
+		// A group member's client blocks rebalances from a poll until
+		// here (kgo.BlockRebalanceOnPoll): the owner now tracks the
+		// poll's records, so a revocation of their partitions waits for
+		// them (revokeReq). Without the block, a revocation and a
+		// reassignment to this process could land between the poll and
+		// the owner, which would then take the old assignment's records
+		// as the new one's and deliver them twice.
+		r.client.AllowRebalance()
 		if !ok {
 			return
 		}

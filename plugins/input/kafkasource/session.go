@@ -54,6 +54,8 @@ type session struct {
 	// published by the owner (windows.go) and never changed after, so that
 	// Restored, asked for every record, takes no round trip.
 	restored atomic.Pointer[restoredWindows]
+	// afterPoll is the source's test hook (source.afterPoll).
+	afterPoll func(kgo.Fetches)
 	// holdSeq numbers the holds of sinks (hold.go).
 	holdSeq atomic.Uint64
 
@@ -130,6 +132,7 @@ func newSession(conf Config, log *service.Logger, m sourceMetrics) *session {
 // offsets (nil at the first connect).
 func connect(ctx context.Context, s *source, resume, stops map[topicPartition]int64) (*session, error) {
 	sess := newSession(s.conf, s.log, s.metrics)
+	sess.afterPoll = s.afterPoll
 	sess.build.rows = s.rows
 	a := newAssignment(s.conf, sess)
 	sess.assign = a
@@ -239,14 +242,16 @@ func (sess *session) stop(ctx context.Context) (map[topicPartition]int64, error)
 }
 
 // closeClients closes clients side by side: a group member waits for its
-// leave.
+// leave. The readers have returned: each allowed the rebalances its polls
+// blocked (reader.run), and allowing them again here lets the leave's
+// revocation run whatever a reader's last poll left.
 func closeClients(clients []*kgo.Client) {
 	var wg sync.WaitGroup
 	for _, cl := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cl.Close()
+			cl.CloseAllowingRebalance()
 		}()
 	}
 	wg.Wait()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/halt"
 	"github.com/connectd/connectd/internal/kafkaconn"
@@ -99,6 +100,9 @@ type source struct {
 	// releaseMemory takes max_unacknowledged_bytes off the process's
 	// memory limit, at Close.
 	releaseMemory func()
+	// afterPoll, for tests, is called by a reader between a poll that
+	// returned records and handing them to the owner; nil in a run.
+	afterPoll func(kgo.Fetches)
 	// missingSince is when a Connect first found a configured topic or
 	// partition missing, zero if the last one did not (errors.go); Connect's
 	// goroutine only.
