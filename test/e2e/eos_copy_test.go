@@ -40,6 +40,13 @@ type eosValue struct {
 // sequence numbers in order (a key goes to one partition).
 func produceKeyed(t *testing.T, brokers, topic string) {
 	t.Helper()
+	produceKeyedRange(t, brokers, topic, 0, eosRecords)
+}
+
+// produceKeyedRange writes the input records from up to (not including) to
+// of what produceKeyed writes.
+func produceKeyedRange(t *testing.T, brokers, topic string, from, to int64) {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +54,8 @@ func produceKeyed(t *testing.T, brokers, topic string) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err = kafkatest.ProduceN(ctx, cl, eosRecords, func(i int64) *kgo.Record {
+	err = kafkatest.ProduceN(ctx, cl, to-from, func(i int64) *kgo.Record {
+		i += from
 		key := fmt.Sprintf("k%03d", i%eosKeys)
 		v, _ := json.Marshal(eosValue{Key: key, Seq: int(i / eosKeys)})
 		return &kgo.Record{Topic: topic, Key: []byte(key), Value: v}
@@ -332,12 +340,15 @@ func testEOSCopyGroupTakeover(t *testing.T, protocol string) {
 		}
 		return nil
 	})
-	// The input is written only now, so that both processes share it and
-	// the kill lands mid-run: with KIP-848 the second member's assignment
-	// takes seconds, time enough for the first to copy everything.
-	produceKeyed(t, brokers, in)
-	waitTotal(t, tally, eosRecords/3, 2*time.Minute, a, b)
+	// The input is written only now, so that both processes share it: with
+	// KIP-848 the second member's assignment takes seconds, time enough
+	// for the first to copy everything. Its second half is written after
+	// the kill, so that the killed process's partitions have records left
+	// for the takeover however fast the first half was copied.
+	produceKeyedRange(t, brokers, in, 0, eosRecords/2)
+	waitTotal(t, tally, eosRecords/6, 2*time.Minute, a, b)
 	a.kill()
+	produceKeyedRange(t, brokers, in, eosRecords/2, eosRecords)
 	distinct, total := tally.counts()
 	t.Logf("SIGKILL of one of two group members at %d distinct / %d total committed output records", distinct, total)
 	waitTotal(t, tally, eosRecords, 2*time.Minute, b)
