@@ -140,6 +140,21 @@ func (r assignedReq) handle(o *owner) {
 	if len(tps) > 0 {
 		o.log.Infof("kafka_source: reader %d was assigned %s by consumer group %q", r.reader, describePartitions(tps), o.conf.ConsumerGroup)
 	}
+	var again []topicPartition
+	for _, tp := range tps {
+		if o.releasedInFlight[tp] {
+			again = append(again, tp)
+		}
+	}
+	if len(again) > 0 {
+		// Records read before a revocation that gave up waiting for
+		// them are still in flight: their acknowledgements and
+		// transactions would count for this assignment, which reads
+		// them again from the committed offset. A new session keeps
+		// the two apart: the old one's records then belong to a session
+		// that ended, whose offsets pair with no transaction.
+		rewindReq{cause: fmt.Errorf("%s assigned again while records read before their revocation are still in flight", describePartitions(again))}.handle(o)
+	}
 	r.reply <- struct{}{}
 }
 
@@ -165,8 +180,9 @@ func (a *groupAssignment) onRevoked(i int, commit bool) func(context.Context, *k
 
 // revokeWait bounds how long a revoke waits for the records of the revoked
 // partitions that are in flight: below franz-go's default rebalance timeout
-// (60s), so that the member does not miss the rebalance.
-const revokeWait = 45 * time.Second
+// (60s), so that the member does not miss the rebalance. A variable for
+// tests.
+var revokeWait = 45 * time.Second
 
 // revokeReq releases partitions a reader lost: with commit, once no record
 // of theirs is in flight (each was acknowledged or nacked; at most
@@ -217,6 +233,14 @@ func (r revokeExpired) handle(o *owner) {
 		}
 		o.revokes = append(o.revokes[:i], o.revokes[i+1:]...)
 		p.stop()
+		if o.inFlight(p.req.tps) > 0 {
+			if o.releasedInFlight == nil {
+				o.releasedInFlight = map[topicPartition]bool{}
+			}
+			for _, tp := range p.req.tps {
+				o.releasedInFlight[tp] = true
+			}
+		}
 		o.log.Warnf("kafka_source: reader %d: releasing %s with %d records still in flight after %v; "+
 			"their transactions cannot commit offsets any more and the new owner reads them again", p.req.reader, describePartitions(p.req.tps), o.inFlight(p.req.tps), revokeWait)
 		o.release(p.req)
@@ -251,6 +275,12 @@ func (o *owner) checkRevokes() {
 // the session stops, records never handed out are not waited for: they will
 // not be.
 func (o *owner) inFlight(tps []topicPartition) int {
+	if o.rewinding != nil {
+		// The next session reads them again from the committed
+		// offsets, and none of their transactions can commit any more
+		// (holds and Prepare are refused): nothing to wait for.
+		return 0
+	}
 	want := make(map[topicPartition]bool, len(tps))
 	for _, tp := range tps {
 		want[tp] = true

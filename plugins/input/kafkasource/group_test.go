@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/eventually"
+	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
 // drain reads and acknowledges records from s until ctx ends, recording
@@ -209,4 +211,142 @@ func TestGroupRebalanceWaitsForPolledRecords(t *testing.T) {
 			t.Errorf("record %s delivered %d times", v, n)
 		}
 	}
+}
+
+// TestGroupReassignAfterExpiredRevoke: a revocation that gave up waiting for
+// its records in flight (revokeWait) released the partition; when the group
+// gives it back to the same process, the session ends and a new one reads
+// it, so that the old records' late acknowledgements count for nothing.
+// Without that, they acknowledged the new assignment's records of the same
+// offsets before those were delivered, and the group's committed offset
+// passed records nobody had acknowledged.
+func TestGroupReassignAfterExpiredRevoke(t *testing.T) {
+	// Not parallel: it shortens revokeWait for the package.
+	defer func(d time.Duration) { revokeWait = d }(revokeWait)
+	revokeWait = time.Second
+	addr := newTopicsCluster(t, 2, "t")
+	produceN(t, addr, "t", 10, 0, 1)
+	s := newTestSource(t, sourceYAML(addr, "g-exp", "assignment: group", "commit_period: 50ms", "fetch_max_wait: 50ms"))
+	// The records of both partitions, delivered and held unacknowledged.
+	stale := readRecords(t, s, 20)
+
+	var (
+		amu sync.Mutex
+		got []int32
+	)
+	other, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-exp"), kgo.ConsumeTopics("t"),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			amu.Lock()
+			defer amu.Unlock()
+			got = append(got, m["t"]...)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The revocation of one partition waits revokeWait for the held
+	// records, then releases it to the other member.
+	eventually.NoError(t, testTimeout, "a partition moved to the other member", func() error {
+		amu.Lock()
+		defer amu.Unlock()
+		if len(got) == 0 {
+			return errors.New("the other member has no partition")
+		}
+		return nil
+	})
+	amu.Lock()
+	moved := tpT(got[0])
+	amu.Unlock()
+	other.Close() // the partition comes back
+
+	// Read until the moved partition's records are delivered again,
+	// reconnecting when the session ends; keep them unacknowledged.
+	var again []readBatch
+	deadline := time.Now().Add(testTimeout)
+	for n := 0; n < 10; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s read again: %d of 10 records", moved, n)
+		}
+		b, err := readOne(t, s, time.Until(deadline))
+		if errors.Is(err, service.ErrNotConnected) {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			err = s.Connect(ctx)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		again = append(again, b)
+		for _, p := range b.pos {
+			if p.tp == moved {
+				n++
+			}
+		}
+	}
+	// The old records are acknowledged only now.
+	for _, b := range stale {
+		_ = b.ack(context.Background(), nil)
+	}
+	time.Sleep(500 * time.Millisecond) // ten commit periods
+	if off, ok := committedOffsets(t, addr, "g-exp")[moved]; ok && off > 0 {
+		t.Errorf("committed offset %d for %s, whose records of this assignment are all unacknowledged", off, moved)
+	}
+	for _, b := range again {
+		_ = b.ack(context.Background(), nil)
+	}
+}
+
+// TestGroupRevokeWhileRewindingDoesNotWait: once a session rewinds (a sink's
+// transaction aborted), the records a sink holds will never be durable and
+// are read again by the next session, so a revocation does not wait for
+// them: another member gets its partition at once, not after revokeWait
+// (45 s). Before, the member sat out the whole wait while the group stood
+// still.
+func TestGroupRevokeWhileRewindingDoesNotWait(t *testing.T) {
+	t.Parallel()
+	addr := newTopicsCluster(t, 2, "t")
+	produceN(t, addr, "t", 10, 0, 1)
+	s := newTestSource(t, sourceYAML(addr, "g-rew", "assignment: group", "commit_period: 50ms", "fetch_max_wait: 50ms"))
+	sess := s.cur.Load()
+	// A sink holds every record, Benthos acknowledges them, and the
+	// sink's transaction aborts.
+	var origins []txnoffsets.Origin
+	for _, b := range readRecords(t, s, 20) {
+		for _, p := range b.pos {
+			origins = append(origins, txnoffsets.Origin{Source: sess, Topic: p.tp.topic, Partition: p.tp.partition, Offset: p.offset})
+		}
+		defer func() { _ = b.ack(context.Background(), nil) }()
+	}
+	if _, err := sess.Hold(origins); err != nil {
+		t.Fatal(err)
+	}
+	sess.Rewind(errors.New("the test's transaction aborted"))
+
+	var (
+		amu sync.Mutex
+		got int
+	)
+	other, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-rew"), kgo.ConsumeTopics("t"),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			amu.Lock()
+			defer amu.Unlock()
+			got += len(m["t"])
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	eventually.NoError(t, revokeWait/3, "a partition moved to the other member", func() error {
+		amu.Lock()
+		defer amu.Unlock()
+		if got == 0 {
+			return errors.New("the other member has no partition")
+		}
+		return nil
+	})
 }

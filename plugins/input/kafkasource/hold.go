@@ -172,6 +172,9 @@ func (r rewindReq) handle(o *owner) {
 		o.conf.ConsumerGroup, parts, r.cause)
 	o.signalProgress()
 	signal(o.sess.redeliverReady)
+	// A revocation waiting for records in flight waits no longer: they
+	// are read again (inFlight).
+	o.checkRevokes()
 }
 
 // heldPartitions returns the partitions that ids hold, sorted.

@@ -125,6 +125,11 @@ type owner struct {
 	progress progressState
 	// revokes are revocations waiting for their records in flight.
 	revokes []*pendingRevoke
+	// releasedInFlight are the partitions a revocation released with
+	// records still in flight (revokeExpired): were one assigned to this
+	// session again, the acknowledgements and transactions of those
+	// records would count for the new assignment (see assignedReq).
+	releasedInFlight map[topicPartition]bool
 	// manyLogged: setReaderSplits said that partition_metrics: topic
 	// exists.
 	manyLogged bool

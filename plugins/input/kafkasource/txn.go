@@ -110,6 +110,9 @@ func (o *owner) prepare(ps map[topicPartition][]int64) prepared {
 	if o.stopped {
 		return prepared{err: notOwned(o.conf.ConsumerGroup, slices.Collect(maps.Keys(ps)), errSessionEnded)}
 	}
+	if o.rewinding != nil {
+		return prepared{err: notOwned(o.conf.ConsumerGroup, slices.Collect(maps.Keys(ps)), errRewinding)}
+	}
 	pos, notTracked := o.tracker.prepareTxn(ps)
 	if len(notTracked) > 0 {
 		return prepared{err: notOwned(o.conf.ConsumerGroup, notTracked, "revoked or lost by this member")}
