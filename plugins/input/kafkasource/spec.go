@@ -139,7 +139,12 @@ reached the sink, such as filtered records), and `+"`kafka_source_committed_offs
 commits. Committed offsets are always read with require-stable semantics: while a transaction that
 commits this group's offsets is open (a killed sink), reading waits, up to 2 minutes, until the broker
 ends it. In group mode, a revoked partition is released only after its records in flight were
-acknowledged or rejected (at most 45s), so that a transaction in flight ends first.
+acknowledged or rejected (at most 45s), so that a transaction in flight ends first; a client holds the
+group's rebalances from a poll until this input tracks what it returned. When the 45s pass, the partition is
+released with records still in flight; if the group gives it back to this process while they are, the input
+starts a new session (reconnects) so that their late acknowledgements cannot count for the partition's new
+records. After a sink's transaction aborted, the input reads again from the committed offsets in a new session
+and its revocations do not wait.
 
 Through an `+"`event_window`"+` buffer, the sink's transactions commit every partition of this input with window
 state in the offset-commit metadata (the last window in the output and the read position); at the next start
