@@ -159,31 +159,12 @@ func TestGroupRebalanceWaitsForPolledRecords(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no poll returned records")
 	}
-	var (
-		amu sync.Mutex
-		got []topicPartition
-	)
-	other, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-held"), kgo.ConsumeTopics("t"),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			amu.Lock()
-			defer amu.Unlock()
-			for tp, ps := range m {
-				for _, p := range ps {
-					got = append(got, topicPartition{topic: tp, partition: p})
-				}
-			}
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	other, assigned := otherMember(t, addr, "g-held")
 	// The other member joins (it needs no poll for that) and asks for its
 	// share, which the held poll keeps from it: a second would be enough
 	// for the rebalance without the block.
 	time.Sleep(3 * time.Second)
-	amu.Lock()
-	stolen := slices.Clone(got)
-	amu.Unlock()
+	stolen := assigned()
 	if len(stolen) > 0 {
 		// Let the partitions come back, so that the held records meet
 		// their partition's new assignment.
@@ -230,33 +211,16 @@ func TestGroupReassignAfterExpiredRevoke(t *testing.T) {
 	// The records of both partitions, delivered and held unacknowledged.
 	stale := readRecords(t, s, 20)
 
-	var (
-		amu sync.Mutex
-		got []int32
-	)
-	other, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-exp"), kgo.ConsumeTopics("t"),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			amu.Lock()
-			defer amu.Unlock()
-			got = append(got, m["t"]...)
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	other, assigned := otherMember(t, addr, "g-exp")
 	// The revocation of one partition waits revokeWait for the held
 	// records, then releases it to the other member.
 	eventually.NoError(t, testTimeout, "a partition moved to the other member", func() error {
-		amu.Lock()
-		defer amu.Unlock()
-		if len(got) == 0 {
+		if len(assigned()) == 0 {
 			return errors.New("the other member has no partition")
 		}
 		return nil
 	})
-	amu.Lock()
-	moved := tpT(got[0])
-	amu.Unlock()
+	moved := assigned()[0]
 	other.Close() // the partition comes back
 
 	// Read until the moved partition's records are delivered again,
@@ -326,27 +290,43 @@ func TestGroupRevokeWhileRewindingDoesNotWait(t *testing.T) {
 	}
 	sess.Rewind(errors.New("the test's transaction aborted"))
 
-	var (
-		amu sync.Mutex
-		got int
-	)
-	other, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-rew"), kgo.ConsumeTopics("t"),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-			amu.Lock()
-			defer amu.Unlock()
-			got += len(m["t"])
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	_, assigned := otherMember(t, addr, "g-rew")
 	eventually.NoError(t, revokeWait/3, "a partition moved to the other member", func() error {
-		amu.Lock()
-		defer amu.Unlock()
-		if got == 0 {
+		if len(assigned()) == 0 {
 			return errors.New("the other member has no partition")
 		}
 		return nil
 	})
+}
+
+// otherMember joins group as a plain kgo consumer of t (cooperative-sticky,
+// as the source's members) that never polls; assigned returns the
+// partitions it was given so far. It leaves at the end of the test, or at
+// Close.
+func otherMember(t *testing.T, addr, group string) (cl *kgo.Client, assigned func() []topicPartition) {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		got []topicPartition
+	)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics("t"),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+			mu.Lock()
+			defer mu.Unlock()
+			for topic, ps := range m {
+				for _, p := range ps {
+					got = append(got, topicPartition{topic: topic, partition: p})
+				}
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl, func() []topicPartition {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
 }
