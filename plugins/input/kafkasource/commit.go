@@ -117,6 +117,12 @@ func (o *owner) periodicCommit() {
 			"(size + allowed lateness + max_out_of_orderness): a paused partition holds the watermark back, and the windows never fire",
 			st.tp.topic, st.tp.partition, st.since.Round(time.Second), st.unacked, fieldCheckpointLimit, o.conf.CheckpointLimit, fieldCheckpointLimit)
 	}
+	// kafka_source_unacked_records of every partition, whether or not
+	// the source commits it: an exactly-once sink commits its partitions
+	// in transactions, and no commit of the source's own reports them.
+	for tp, po := range o.tracker.parts {
+		o.metrics.parts.unacked(tp, int64(po.unacked))
+	}
 	if o.commits.inFlight || len(o.commits.queue) > 0 || o.stopping {
 		return
 	}

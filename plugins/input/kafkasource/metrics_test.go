@@ -22,6 +22,15 @@ import (
 // drop output, with its metrics recorded, until the end of the test.
 func recordedStream(t *testing.T, inputYAML string) *metrictest.Recorder {
 	t.Helper()
+	return recordedPipeline(t, "input:\n  kafka_source:\n    "+strings.ReplaceAll(strings.TrimSpace(inputYAML), "\n", "\n    ")+
+		"\noutput:\n  drop: {}\n")
+}
+
+// recordedPipeline runs a stream of the config pipelineYAML (input,
+// buffer, pipeline, output), with its metrics recorded, until the end of
+// the test.
+func recordedPipeline(t *testing.T, pipelineYAML string) *metrictest.Recorder {
+	t.Helper()
 	rec := metrictest.New()
 	env := service.NewEnvironment()
 	if err := rec.Register(env, "recording"); err != nil {
@@ -32,8 +41,7 @@ func recordedStream(t *testing.T, inputYAML string) *metrictest.Recorder {
 		add  func(string) error
 		yaml string
 	}{
-		{b.AddInputYAML, "kafka_source:\n  " + strings.ReplaceAll(strings.TrimSpace(inputYAML), "\n", "\n  ")},
-		{b.AddOutputYAML, "drop: {}"},
+		{b.SetYAML, pipelineYAML},
 		{b.SetMetricsYAML, "recording: {}"},
 		{b.SetLoggerYAML, "level: none"},
 	} {

@@ -325,7 +325,7 @@ gauges are summed over the topic's partitions (the partition watermark is their 
 - `+"`kafka_source_commit_latency_ns`"+` (timer): how long each offset commit of the input's own took (periodic, final, end of a
   bounded read, a group member's release), from taking the positions to the broker's last answer; the partitions that moved
   go in requests of at most 512 KiB of offset records.
-- `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, after each commit.
+- `+"`kafka_source_unacked_records`"+` (gauge, `+"`topic`"+`, `+"`partition`"+`): records fetched and not yet acknowledged, every `+"`commit_period`"+` (also for partitions an exactly-once sink commits).
 - `+"`kafka_source_unacked_bytes`"+` (gauge): what the records fetched and not yet acknowledged weigh against `+"`max_unacknowledged_bytes`"+` (payload plus 768 bytes each), over all partitions; fetching pauses while it is at the bound.
 - `+"`kafka_source_fetch_errors`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): failed fetches.
 - `+"`kafka_source_offset_resets`"+` (counter, `+"`topic`"+`, `+"`partition`"+`): fetch positions that fell out of range (for example deleted by

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/connectd/connectd/internal/eventually"
+	"github.com/connectd/connectd/internal/metricdoc/metrictest"
 	"github.com/connectd/connectd/internal/txnoffsets"
 	"github.com/connectd/connectd/plugins/output/kafkasink"
 )
@@ -360,4 +362,63 @@ func TestFetchCommittedWaitsForOpenTransaction(t *testing.T) {
 	if r.err != nil || r.at != 5 {
 		t.Fatalf("fetchCommitted = (%d, %v), want the transaction's offset 5", r.at, r.err)
 	}
+}
+
+// kafka_source_unacked_records counts the records of partitions that an
+// exactly-once sink commits: an event_window holds its records
+// unacknowledged until their window fires, the source does not commit
+// those partitions itself, and the gauge used to change only with the
+// source's own commits, so it read 0 while the records piled up towards
+// checkpoint_limit.
+func TestUnackedRecordsFollowTransactions(t *testing.T) {
+	t.Parallel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	// Ten records of a first hour, whose window fires (so the sink's
+	// transaction commits the partition), and forty of a later one, whose
+	// window stays open.
+	var krs []*kgo.Record
+	for i := range 50 {
+		ts := baseTime.Add(time.Duration(i) * time.Second)
+		if i >= 10 {
+			ts = ts.Add(2 * time.Hour)
+		}
+		krs = append(krs, &kgo.Record{Topic: "t", Partition: 0, Key: []byte("k"), Value: []byte(`{}`), Timestamp: ts})
+	}
+	produce(t, addr, krs...)
+	rec := recordedPipeline(t, fmt.Sprintf(`
+input:
+  kafka_source:
+    seed_brokers: [ %q ]
+    topics: [ t ]
+    consumer_group: g-unacked
+    start_from: earliest
+    commit_period: 10ms
+    watermark: { max_out_of_orderness: 1s }
+buffer:
+  event_window:
+    type: tumbling
+    size: 1h
+    key: ${! @kafka_key }
+    aggregates: { n: count }
+output:
+  kafka_sink:
+    seed_brokers: [ %q ]
+    topic: out
+    delivery_guarantee: exactly_once
+    transactional_id_prefix: unacked
+    commit_interval: 100ms
+`, addr, addr))
+	// The later window holds its records: they are not acknowledged.
+	key := metrictest.Key(metricUnacked, "topic", "t", "partition", "0")
+	eventually.NoError(t, testTimeout, "the open window's 40 records unacknowledged", func() error {
+		if got := rec.Get(key); got < 40 {
+			return fmt.Errorf("%s = %d", key, got)
+		}
+		return nil
+	})
 }
