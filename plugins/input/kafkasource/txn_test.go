@@ -372,12 +372,7 @@ func TestFetchCommittedWaitsForOpenTransaction(t *testing.T) {
 // checkpoint_limit.
 func TestUnackedRecordsFollowTransactions(t *testing.T) {
 	t.Parallel()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t", "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	addr := c.ListenAddrs()[0]
+	addr := newTopicsCluster(t, 1, "t", "out")
 	// Ten records of a first hour, whose window fires (so the sink's
 	// transaction commits the partition), and forty of a later one, whose
 	// window stays open.
