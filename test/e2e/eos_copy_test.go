@@ -264,7 +264,8 @@ func TestEOSCopySIGKILL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	t.Logf("random seed %d", seed)
 	env := []string{"CONNECTD_BROKERS=" + brokers, "CONNECTD_EOS_IN=" + in, "CONNECTD_EOS_OUT=" + out,
-		"CONNECTD_EOS_GROUP=" + in + "-g", "CONNECTD_EOS_TXN_PREFIX=" + in, "CONNECTD_EOS_TXN_TIMEOUT=20s"}
+		"CONNECTD_EOS_GROUP=" + in + "-g", "CONNECTD_EOS_TXN_PREFIX=" + in, "CONNECTD_EOS_TXN_TIMEOUT=20s",
+		"CONNECTD_LOG_LEVEL=info"}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	tally := newOutputTally()
@@ -277,8 +278,17 @@ func TestEOSCopySIGKILL(t *testing.T) {
 	begin := time.Now()
 	// Kill when the output grew by a random share of what is left to reach
 	// (so that every kill lands mid-stream), after a random delay.
+	var procs []*eosProcess
+	defer func() {
+		if t.Failed() {
+			for i, p := range procs {
+				t.Logf("--- process %d:\n%s", i+1, p.logs.String())
+			}
+		}
+	}()
 	for k := 1; k <= eosKills; k++ {
 		p := startEOSCopy(t, env...)
+		procs = append(procs, p)
 		done, _ := tally.counts()
 		// Past 90 % already (a fast run): the later kills land at once,
 		// still mid-stream, rather than at a negative step.
@@ -290,6 +300,7 @@ func TestEOSCopySIGKILL(t *testing.T) {
 		t.Logf("SIGKILL %d at %v: %d distinct / %d total committed output records", k, time.Since(begin).Round(time.Millisecond), distinct, total)
 	}
 	p := startEOSCopy(t, env...)
+	procs = append(procs, p)
 	waitTotal(t, tally, eosRecords, 2*time.Minute, p)
 	p.stop()
 	verifyEOS(t, brokers, kcat, out, fmt.Sprintf("after %d SIGKILLs", eosKills))

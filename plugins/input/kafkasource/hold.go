@@ -23,6 +23,9 @@ var _ txnoffsets.Holder = (*session)(nil)
 
 // Hold registers the records at origins as written and not yet durable.
 func (sess *session) Hold(origins []txnoffsets.Origin) (txnoffsets.HoldID, error) {
+	if err := sess.checkStart(); err != nil {
+		return 0, err
+	}
 	low := map[topicPartition]int64{}
 	for _, o := range origins {
 		tp := topicPartition{topic: o.Topic, partition: o.Partition}

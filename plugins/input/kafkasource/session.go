@@ -10,6 +10,8 @@ import (
 	"github.com/redpanda-data/benthos/v4/public/service"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/txnoffsets"
 )
 
 // finalCommitTimeout bounds the offset commit made when a session ends (and
@@ -56,6 +58,12 @@ type session struct {
 	restored atomic.Pointer[restoredWindows]
 	// afterPoll is the source's test hook (source.afterPoll).
 	afterPoll func(kgo.Fetches)
+	// fencesAtStart is txnoffsets.Fences when the session started, before
+	// it read any committed offset; startCheck and startErr are
+	// checkStart's (fence.go).
+	fencesAtStart uint64
+	startCheck    sync.Once
+	startErr      error
 	// holdSeq numbers the holds of sinks (hold.go).
 	holdSeq atomic.Uint64
 
@@ -133,6 +141,7 @@ func newSession(conf Config, log *service.Logger, m sourceMetrics) *session {
 func connect(ctx context.Context, s *source, resume, stops map[topicPartition]int64) (*session, error) {
 	sess := newSession(s.conf, s.log, s.metrics)
 	sess.afterPoll = s.afterPoll
+	sess.fencesAtStart = txnoffsets.Fences()
 	sess.build.rows = s.rows
 	a := newAssignment(s.conf, sess)
 	sess.assign = a

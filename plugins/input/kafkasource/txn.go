@@ -67,6 +67,9 @@ func (o *owner) haltedErr() error {
 // (in group mode; a single NoMember commit otherwise). The owner answers
 // once no commit of the source's own is in flight (commit.go).
 func (sess *session) Prepare(origins []txnoffsets.Origin) ([]txnoffsets.Commit, error) {
+	if err := sess.checkStart(); err != nil {
+		return nil, err
+	}
 	ps := map[topicPartition][]int64{}
 	for _, o := range origins {
 		tp := topicPartition{topic: o.Topic, partition: o.Partition}

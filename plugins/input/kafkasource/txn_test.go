@@ -2,6 +2,7 @@ package kafkasource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync/atomic"
@@ -416,4 +417,56 @@ output:
 		}
 		return nil
 	})
+}
+
+// A committed offset that moves after the session read it, before an
+// exactly-once sink of the process fenced its predecessors (a killed
+// predecessor's last transaction whose commit reached the broker late), is
+// caught the first time the sink holds the session's records: the hold is
+// refused, the session rewinds, and the next one starts from the moved
+// offset. Without the check the session wrote the predecessor's records
+// again.
+func TestSourceReadsOffsetsAgainAfterFence(t *testing.T) {
+	// Not parallel: txnoffsets.Fenced is process-wide.
+	addr := newTopicsCluster(t, 1, "t")
+	produceN(t, addr, "t", 10, 0)
+	s := newTestSource(t, sourceYAML(addr, "g-fence", "start_from: committed", "fetch_max_wait: 50ms"))
+	sess := s.cur.Load()
+	var origins []txnoffsets.Origin
+	for _, b := range readRecords(t, s, 10) {
+		for _, p := range b.pos {
+			origins = append(origins, txnoffsets.Origin{Source: sess, Topic: p.tp.topic, Partition: p.tp.partition, Offset: p.offset})
+		}
+	}
+	// The predecessor's transaction commits offset 6 late, then the
+	// sink's producers are initialised.
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	offs := kadm.Offsets{}
+	offs.AddOffset("t", 0, 6, -1)
+	if err := kadm.NewClient(newClient(t, addr)).CommitAllOffsets(ctx, "g-fence", offs); err != nil {
+		t.Fatal(err)
+	}
+	txnoffsets.Fenced()
+	var notOwned *txnoffsets.NotOwnedError
+	if _, err := sess.Hold(origins); !errors.As(err, &notOwned) {
+		t.Fatalf("Hold after the offsets moved = %v, want a NotOwnedError", err)
+	}
+	// The session ends; the next one starts where the transaction left.
+	for {
+		b, err := readOne(t, s, testTimeout)
+		if errors.Is(err, service.ErrNotConnected) {
+			if err := s.Connect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.pos[0].offset != 6 {
+			t.Fatalf("the new session starts at offset %d, want 6", b.pos[0].offset)
+		}
+		break
+	}
 }

@@ -93,6 +93,9 @@ func (sess *session) Restored(tp txnoffsets.TopicPartition, offset int64) (txnof
 // results up to cut. Like Prepare, the owner answers once no commit of the
 // source's own is in flight.
 func (sess *session) PrepareWindows(cut txnoffsets.Cutoff) ([]txnoffsets.Commit, error) {
+	if err := sess.checkStart(); err != nil {
+		return nil, err
+	}
 	reply := make(chan prepared, 1)
 	res, ok := call(sess, prepareWindowsReq{cut: cut, reply: reply}, reply)
 	if !ok {

@@ -247,6 +247,10 @@ func (s *Sink) Connect(ctx context.Context) error {
 		if m, err := kadm.NewClient(cl).BrokerMetadata(ctx); err == nil {
 			clusterID = m.Cluster
 		}
+		// Both predecessors are fenced: a source that read its
+		// committed offsets before now reads them again before its
+		// records go into a transaction (txnoffsets.Fenced).
+		txnoffsets.Fenced()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
