@@ -26,27 +26,41 @@ func (sess *session) Hold(origins []txnoffsets.Origin) (txnoffsets.HoldID, error
 	if err := sess.checkStart(); err != nil {
 		return 0, err
 	}
-	low := map[topicPartition]int64{}
+	low, high := map[topicPartition]int64{}, map[topicPartition]int64{}
+	n := map[topicPartition]int64{}
 	for _, o := range origins {
 		tp := topicPartition{topic: o.Topic, partition: o.Partition}
 		if cur, ok := low[tp]; !ok || o.Offset < cur {
 			low[tp] = o.Offset
 		}
+		if cur, ok := high[tp]; !ok || o.Offset > cur {
+			high[tp] = o.Offset
+		}
+		n[tp]++
+	}
+	for tp, hi := range high {
+		if hi-low[tp]+1 != n[tp] {
+			// Not every offset between: the span would cover records
+			// this hold does not hold (another batch's, on their way
+			// elsewhere). Only the lowest is known then.
+			delete(high, tp)
+		}
 	}
 	id := sess.holdSeq.Add(1)
 	reply := make(chan error, 1)
-	err, ok := call(sess, holdReq{id: id, low: low, reply: reply}, reply)
+	err, ok := call(sess, holdReq{id: id, low: low, high: high, reply: reply}, reply)
 	if !ok {
 		return 0, notOwned(sess.conf.ConsumerGroup, slices.Collect(maps.Keys(low)), errSessionEnded)
 	}
 	return txnoffsets.HoldID(id), err
 }
 
-// holdReq registers hold id: low is the lowest held offset per partition.
+// holdReq registers hold id: low and high are the lowest and highest held
+// offset per partition.
 type holdReq struct {
-	id    holdID
-	low   map[topicPartition]int64
-	reply chan error
+	id        holdID
+	low, high map[topicPartition]int64
+	reply     chan error
 }
 
 func (r holdReq) handle(o *owner) {
@@ -56,7 +70,7 @@ func (r holdReq) handle(o *owner) {
 	case o.rewinding != nil:
 		r.reply <- notOwned(o.conf.ConsumerGroup, slices.Collect(maps.Keys(r.low)), errRewinding)
 	default:
-		if notTracked := o.tracker.hold(r.id, r.low); len(notTracked) > 0 {
+		if notTracked := o.tracker.holdSpans(r.id, r.low, r.high); len(notTracked) > 0 {
 			r.reply <- notOwned(o.conf.ConsumerGroup, notTracked, "revoked or lost by this member")
 			return
 		}

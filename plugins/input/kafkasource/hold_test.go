@@ -146,3 +146,34 @@ func TestTrackerHoldCommits(t *testing.T) {
 		t.Fatalf("holds = %d, want 1 (transaction 2's; the refused hold left nothing)", tr.holds(tpA))
 	}
 }
+
+// TestTrackerPrepareHeldCountsOwnUnacked: a round's last batch is held, but
+// Benthos's acknowledgement of it (sent on a goroutine of its own after the
+// sink's WriteBatch returned) has not reached the owner when the round
+// prepares. Its records are in the transaction: the commit covers them. A
+// hold whose span is unknown (its offsets not contiguous) covers only what
+// is acknowledged, as before.
+func TestTrackerPrepareHeldCountsOwnUnacked(t *testing.T) {
+	t.Parallel()
+	tr := newOffsetTracker(100)
+	tr.addPartition(tpA, 0, -1, noStop)
+	tr.fetched(positionsOf(tpA, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))
+	// The round holds 0-4 (acknowledged) and 5-7 (acknowledgement on its
+	// way); the next round holds 8-9; 10-11 are in the pipeline.
+	tr.holdSpans(1, map[topicPartition]int64{tpA: 0}, map[topicPartition]int64{tpA: 4})
+	tr.acked(positionsOf(tpA, 0, 1, 2, 3, 4))
+	tr.holdSpans(2, map[topicPartition]int64{tpA: 5}, map[topicPartition]int64{tpA: 7})
+	tr.holdSpans(3, map[topicPartition]int64{tpA: 8}, map[topicPartition]int64{tpA: 9})
+	pos, _ := tr.prepareHeld([]holdID{1, 2}, []topicPartition{tpA})
+	if pos[tpA] != 8 {
+		t.Fatalf("prepare of the round = %v, want 8 (its records 5-7 are in it; 8 is the next round's)", pos)
+	}
+	// The round commits; the acknowledgement of 5-7 is still on its way.
+	tr.markCommitted(tpA, 8)
+	tr.release([]holdID{1, 2}, nil)
+	tr.hold(4, map[topicPartition]int64{tpA: 10}) // span unknown
+	pos, _ = tr.prepareHeld([]holdID{3, 4}, []topicPartition{tpA})
+	if pos[tpA] != 10 {
+		t.Fatalf("prepare of the next round = %v, want 10 (5-7 are committed, 8-9 its own, 10 only known as held)", pos)
+	}
+}

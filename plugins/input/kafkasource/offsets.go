@@ -87,10 +87,12 @@ type partitionOffsets struct {
 	held []heldOffset
 }
 
-// heldOffset is one hold on a partition: its lowest offset.
+// heldOffset is one hold on a partition: its lowest and highest offset.
 type heldOffset struct {
 	id     holdID
 	offset int64
+	// high is the hold's highest offset; below offset when unknown.
+	high int64
 }
 
 // holdID names a hold (txnoffsets.HoldID).
@@ -554,6 +556,14 @@ func (t *offsetTracker) holds(tp topicPartition) int {
 // low. Partitions that are not tracked are returned in notTracked, sorted,
 // and nothing is held then.
 func (t *offsetTracker) hold(id holdID, low map[topicPartition]int64) (notTracked []topicPartition) {
+	return t.holdSpans(id, low, nil)
+}
+
+// holdSpans is hold with the highest held offset of each partition (high;
+// nil or a missing partition: unknown), so that a transaction's commit can
+// count its own held records as done before their acknowledgement arrives
+// (prepareHeld).
+func (t *offsetTracker) holdSpans(id holdID, low, high map[topicPartition]int64) (notTracked []topicPartition) {
 	for tp := range low {
 		if t.parts[tp] == nil {
 			notTracked = append(notTracked, tp)
@@ -566,7 +576,11 @@ func (t *offsetTracker) hold(id holdID, low map[topicPartition]int64) (notTracke
 	for tp, off := range low {
 		po := t.parts[tp]
 		was := po.busy()
-		po.held = append(po.held, heldOffset{id: id, offset: off})
+		hi, ok := high[tp]
+		if !ok {
+			hi = off - 1
+		}
+		po.held = append(po.held, heldOffset{id: id, offset: off, high: hi})
 		t.noteBusy(po, was)
 	}
 	return nil
@@ -611,7 +625,7 @@ func (t *offsetTracker) prepareHeld(ids []holdID, tps []topicPartition) (pos map
 	for _, tp := range tps {
 		po := t.parts[tp]
 		po.txn = true
-		p := po.ackPosition()
+		p := po.ackPositionBeyond(ids)
 		for _, h := range po.held {
 			if h.offset < p && !slices.Contains(ids, h.id) {
 				p = h.offset
@@ -630,6 +644,36 @@ func (po *partitionOffsets) ackPosition() int64 {
 		return po.pending[po.head].offset
 	}
 	return po.next
+}
+
+// ackPositionBeyond is ackPosition, counting the records that the holds ids
+// cover as acknowledged: they are in the transaction being prepared, and
+// Benthos acknowledges a batch only after the sink's WriteBatch returned, on
+// a goroutine of its own, so the acknowledgement of the round's last batch
+// may reach the owner after the round's PrepareHeld. Counted as in flight,
+// they kept the transaction's offset below its own records, and a crash
+// after its commit wrote them again.
+func (po *partitionOffsets) ackPositionBeyond(ids []holdID) int64 {
+	for _, e := range po.pending[po.head:] {
+		// Records below the committed offset are durable already (an
+		// earlier round committed them; their acknowledgement may still
+		// be on its way), as in prepareTxn.
+		if e.acked || e.offset < po.committed || po.heldBy(ids, e.offset) {
+			continue
+		}
+		return e.offset
+	}
+	return po.next
+}
+
+// heldBy reports whether one of the holds ids covers offset.
+func (po *partitionOffsets) heldBy(ids []holdID, offset int64) bool {
+	for _, h := range po.held {
+		if h.offset <= offset && offset <= h.high && slices.Contains(ids, h.id) {
+			return true
+		}
+	}
+	return false
 }
 
 // commitPosition is the lowest offset neither acknowledged nor durable: the
