@@ -233,7 +233,8 @@ func (r revokeExpired) handle(o *owner) {
 		}
 		o.revokes = append(o.revokes[:i], o.revokes[i+1:]...)
 		p.stop()
-		if o.inFlight(p.req.tps) > 0 {
+		n := o.inFlight(p.req.tps)
+		if n > 0 {
 			if o.releasedInFlight == nil {
 				o.releasedInFlight = map[topicPartition]bool{}
 			}
@@ -242,7 +243,7 @@ func (r revokeExpired) handle(o *owner) {
 			}
 		}
 		o.log.Warnf("kafka_source: reader %d: releasing %s with %d records still in flight after %v; "+
-			"their transactions cannot commit offsets any more and the new owner reads them again", p.req.reader, describePartitions(p.req.tps), o.inFlight(p.req.tps), revokeWait)
+			"their transactions cannot commit offsets any more and the new owner reads them again", p.req.reader, describePartitions(p.req.tps), n, revokeWait)
 		o.release(p.req)
 		return
 	}

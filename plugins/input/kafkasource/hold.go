@@ -70,7 +70,7 @@ func (r holdReq) handle(o *owner) {
 	case o.rewinding != nil:
 		r.reply <- notOwned(o.conf.ConsumerGroup, slices.Collect(maps.Keys(r.low)), errRewinding)
 	default:
-		if notTracked := o.tracker.holdSpans(r.id, r.low, r.high); len(notTracked) > 0 {
+		if notTracked := o.tracker.hold(r.id, r.low, r.high); len(notTracked) > 0 {
 			r.reply <- notOwned(o.conf.ConsumerGroup, notTracked, "revoked or lost by this member")
 			return
 		}

@@ -47,7 +47,7 @@ func TestTrackerHoldRule(t *testing.T) {
 							low[p.tp] = p.offset
 						}
 					}
-					if nt := tr.hold(id, low); nt != nil {
+					if nt := tr.hold(id, low, nil); nt != nil {
 						t.Fatalf("hold: not tracked %v", nt)
 					}
 					b.held = true
@@ -106,9 +106,9 @@ func TestTrackerHoldCommits(t *testing.T) {
 	tr.fetched(positionsOf(tpA, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9))
 	// Transaction 1 holds 0-3, transaction 2 holds 4-6; 7-9 are still in
 	// the pipeline.
-	tr.hold(1, map[topicPartition]int64{tpA: 0})
+	tr.hold(1, map[topicPartition]int64{tpA: 0}, nil)
 	tr.acked(positionsOf(tpA, 0, 1, 2, 3))
-	tr.hold(2, map[topicPartition]int64{tpA: 4})
+	tr.hold(2, map[topicPartition]int64{tpA: 4}, nil)
 	tr.acked(positionsOf(tpA, 4, 5, 6))
 	if got := tr.selfCommits(true); got[tpA] != 0 {
 		t.Fatalf("self commit %v, want 0 (records 0-6 are held)", got)
@@ -139,7 +139,7 @@ func TestTrackerHoldCommits(t *testing.T) {
 	}
 	// A hold on a partition the session does not track is refused whole.
 	tpX := topicPartition{topic: "x", partition: 1}
-	if nt := tr.hold(3, map[topicPartition]int64{tpA: 10, tpX: 0}); len(nt) != 1 || nt[0] != tpX {
+	if nt := tr.hold(3, map[topicPartition]int64{tpA: 10, tpX: 0}, nil); len(nt) != 1 || nt[0] != tpX {
 		t.Fatalf("hold with an untracked partition: %v", nt)
 	}
 	if tr.holds(tpA) != 1 {
@@ -160,10 +160,10 @@ func TestTrackerPrepareHeldCountsOwnUnacked(t *testing.T) {
 	tr.fetched(positionsOf(tpA, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))
 	// The round holds 0-4 (acknowledged) and 5-7 (acknowledgement on its
 	// way); the next round holds 8-9; 10-11 are in the pipeline.
-	tr.holdSpans(1, map[topicPartition]int64{tpA: 0}, map[topicPartition]int64{tpA: 4})
+	tr.hold(1, map[topicPartition]int64{tpA: 0}, map[topicPartition]int64{tpA: 4})
 	tr.acked(positionsOf(tpA, 0, 1, 2, 3, 4))
-	tr.holdSpans(2, map[topicPartition]int64{tpA: 5}, map[topicPartition]int64{tpA: 7})
-	tr.holdSpans(3, map[topicPartition]int64{tpA: 8}, map[topicPartition]int64{tpA: 9})
+	tr.hold(2, map[topicPartition]int64{tpA: 5}, map[topicPartition]int64{tpA: 7})
+	tr.hold(3, map[topicPartition]int64{tpA: 8}, map[topicPartition]int64{tpA: 9})
 	pos, _ := tr.prepareHeld([]holdID{1, 2}, []topicPartition{tpA})
 	if pos[tpA] != 8 {
 		t.Fatalf("prepare of the round = %v, want 8 (its records 5-7 are in it; 8 is the next round's)", pos)
@@ -171,7 +171,7 @@ func TestTrackerPrepareHeldCountsOwnUnacked(t *testing.T) {
 	// The round commits; the acknowledgement of 5-7 is still on its way.
 	tr.markCommitted(tpA, 8)
 	tr.release([]holdID{1, 2}, nil)
-	tr.hold(4, map[topicPartition]int64{tpA: 10}) // span unknown
+	tr.hold(4, map[topicPartition]int64{tpA: 10}, nil) // span unknown
 	pos, _ = tr.prepareHeld([]holdID{3, 4}, []topicPartition{tpA})
 	if pos[tpA] != 10 {
 		t.Fatalf("prepare of the next round = %v, want 10 (5-7 are committed, 8-9 its own, 10 only known as held)", pos)

@@ -554,16 +554,11 @@ func (t *offsetTracker) holds(tp topicPartition) int {
 // hold registers hold id on the records from offset low on, per partition:
 // until it is released, no commit position of those partitions is at or past
 // low. Partitions that are not tracked are returned in notTracked, sorted,
-// and nothing is held then.
-func (t *offsetTracker) hold(id holdID, low map[topicPartition]int64) (notTracked []topicPartition) {
-	return t.holdSpans(id, low, nil)
-}
-
-// holdSpans is hold with the highest held offset of each partition (high;
-// nil or a missing partition: unknown), so that a transaction's commit can
-// count its own held records as done before their acknowledgement arrives
-// (prepareHeld).
-func (t *offsetTracker) holdSpans(id holdID, low, high map[topicPartition]int64) (notTracked []topicPartition) {
+// and nothing is held then. high is the highest held offset of each
+// partition (nil or a missing partition: unknown), so that a transaction's
+// commit can count its own held records as done before their
+// acknowledgement arrives (prepareHeld).
+func (t *offsetTracker) hold(id holdID, low, high map[topicPartition]int64) (notTracked []topicPartition) {
 	for tp := range low {
 		if t.parts[tp] == nil {
 			notTracked = append(notTracked, tp)

@@ -108,7 +108,7 @@ func TestTrackerCountsMatchScan(t *testing.T) {
 			}
 		case op == 7:
 			id := holdID(step)
-			if tr.hold(id, map[topicPartition]int64{tp: 0}) == nil {
+			if tr.hold(id, map[topicPartition]int64{tp: 0}, nil) == nil {
 				holds = append(holds, held{id: id, tp: tp})
 			}
 		case op == 8 && len(holds) > 0:
